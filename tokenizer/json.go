@@ -373,18 +373,20 @@ func (t *Tokenizer) Save(path string) error {
 // "neuro_chat_template". Load reads it back to an identical tokenizer.
 func (t *Tokenizer) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	q := func(s string) string {
-		b, _ := json.Marshal(s) // a string always marshals
-		return string(b)
+	q := func(v any) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v) // strings and AddedToken always encode
+		return strings.TrimSuffix(b.String(), "\n")
 	}
 	bw.WriteString("{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n  \"added_tokens\": [")
 	for i, a := range t.added {
 		if i > 0 {
 			bw.WriteString(",")
 		}
-		b, _ := json.Marshal(a)
 		bw.WriteString("\n    ")
-		bw.Write(b)
+		bw.WriteString(q(a))
 	}
 	if len(t.added) > 0 {
 		bw.WriteString("\n  ")
@@ -423,11 +425,14 @@ func (t *Tokenizer) WriteJSON(w io.Writer) error {
 	}
 	bw.WriteString("\n    ]\n  }")
 	if t.chat != nil {
-		b, err := json.MarshalIndent(t.chat, "  ", "  ")
-		if err != nil {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("  ", "  ")
+		if err := enc.Encode(t.chat); err != nil {
 			return fmt.Errorf("tokenizer: chat template: %w", err)
 		}
-		fmt.Fprintf(bw, ",\n  %q: %s", chatTemplateKey, b)
+		fmt.Fprintf(bw, ",\n  %q: %s", chatTemplateKey, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 	}
 	bw.WriteString("\n}\n")
 	if err := bw.Flush(); err != nil {

@@ -184,10 +184,18 @@ func (tr *Trainer) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // Train learns the merges from what was fed and returns the tokenizer.
-// Ties between equally frequent pairs go to the pair of smaller ids, so the
-// result is deterministic.
-func (tr *Trainer) Train(ctx context.Context) (*Tokenizer, error) {
+// vocabSize, when not 0, replaces TrainOptions.VocabSize, so that one
+// count of a corpus trains several sizes. Ties between equally frequent
+// pairs go to the pair of smaller ids, so the result is deterministic. The
+// Trainer can be fed more and trained again.
+func (tr *Trainer) Train(ctx context.Context, vocabSize int) (*Tokenizer, error) {
 	o := tr.opts
+	if vocabSize != 0 {
+		o.VocabSize = vocabSize
+		if err := o.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	nSpecial := len(o.SpecialTokens)
 	tokens := make([]string, 0, o.vocabSize())
 	tokens = append(tokens, o.SpecialTokens...)
@@ -335,7 +343,7 @@ func Train(ctx context.Context, opts *TrainOptions, texts ...io.Reader) (*Tokeni
 			return nil, err
 		}
 	}
-	return tr.Train(ctx)
+	return tr.Train(ctx, 0)
 }
 
 type pairItem struct {

@@ -42,7 +42,7 @@ for (const f of files) {
   const tok = new Tokenizer(JSON.parse(fs.readFileSync(p, "utf8")), {});
   hf.tokenizers[f] = texts.map((text) => {
     const ids = tok.encode(text, { add_special_tokens: false }).ids;
-    return { text, ids, decoded: tok.decode(ids, { skip_special_tokens: false }) };
+    return { text, ids, decoded: ids.length ? tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) : "" };
   });
 }
 fs.writeFileSync(path.join(testdata, "hf_reference.json"), JSON.stringify(hf, null, 0) + "\n");
