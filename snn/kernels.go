@@ -1,0 +1,53 @@
+package snn
+
+// The vector kernels of the simulator's hot loops. Each has a portable
+// version here; kernels_amd64.go may replace them with assembly.
+
+// axpby sets y = a·y + b·x.
+func axpby(a float32, y []float32, b float32, x []float32) {
+	x = x[:len(y)]
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y0 := a*y[i] + b*x[i]
+		y1 := a*y[i+1] + b*x[i+1]
+		y2 := a*y[i+2] + b*x[i+2]
+		y3 := a*y[i+3] + b*x[i+3]
+		y[i], y[i+1], y[i+2], y[i+3] = y0, y1, y2, y3
+	}
+	for ; i < len(y); i++ {
+		y[i] = a*y[i] + b*x[i]
+	}
+}
+
+// axpy sets y = y + a·x.
+func axpy(a float32, x, y []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+// scal sets x = a·x.
+func scal(a float32, x []float32) {
+	for i := range x {
+		x[i] *= a
+	}
+}
+
+// addTo sets y = y + x.
+func addTo(y, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += x[i]
+	}
+}
+
+// nextAbove returns the first index i >= from with u[i] > th, or len(u).
+func nextAbove(u []float32, th float32, from int) int {
+	for i := from; i < len(u); i++ {
+		if u[i] > th {
+			return i
+		}
+	}
+	return len(u)
+}

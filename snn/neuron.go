@@ -1,0 +1,274 @@
+package snn
+
+import "math"
+
+// neuronMode selects the update rule of a neuron node.
+type neuronMode uint8
+
+const (
+	modeIntegrate neuronMode = iota // I, IF: dv/dt = R·x
+	modeLeaky                       // LI, LIF: τ dv/dt = v_leak − v + R·x
+	modeCuba                        // CubaLI, CubaLIF: synaptic current then LI
+)
+
+// refEntry is a neuron held after a spike.
+type refEntry struct {
+	idx  int32
+	left int32
+	hold float32
+}
+
+// neuronOp integrates the state of one neuron node. The membrane is stored
+// relative to v_leak (u = v − v_leak), so that the update needs no constant
+// term: u' = a·u + c·x for I/IF/LI/LIF. For CubaLI/CubaLIF the input first
+// jumps the synaptic current (J = I + wj·x), then u' = a·u + p·J and
+// I' = as·J, the exact solution of the linear system over one step for an
+// impulse at its start.
+type neuronOp struct {
+	mode     neuronMode
+	spiking  bool
+	subtract bool
+	n        int
+
+	u   []float32 // batch × n
+	syn []float32 // batch × n (cuba only)
+
+	// Per-neuron coefficients; uniform holds the scalars when all neurons
+	// share them, which selects the fast kernels.
+	a, c, as, wj, p, th, rs, sub, vleak []float32
+	uniform                             bool
+	leakFree                            bool // non-spiking, v_leak = 0: u is the output buffer
+	ua, uc, uas, uwj, up, uth           float32
+
+	refSteps []int32      // per neuron, nil when there is no refractory period
+	refLeft  []int32      // batch × n
+	refList  [][]refEntry // per slot
+}
+
+func (s *Simulator) newNeuronOp(node Node, sn *simNode) *neuronOp {
+	dt := s.opts.Dt
+	n := sn.n
+	op := &neuronOp{n: n}
+	var tau, tauSyn, r, vleak, vth, vreset, win, refr []float64
+	var reset ResetMode
+	switch x := node.(type) {
+	case *I:
+		op.mode, r = modeIntegrate, x.R
+	case *IF:
+		op.mode, op.spiking, r, vth, vreset, reset = modeIntegrate, true, x.R, x.VThreshold, x.VReset, x.Reset
+	case *LI:
+		op.mode, tau, r, vleak = modeLeaky, x.Tau, x.R, x.VLeak
+	case *LIF:
+		op.mode, op.spiking, tau, r, vleak, vth, vreset, reset, refr = modeLeaky, true, x.Tau, x.R, x.VLeak, x.VThreshold, x.VReset, x.Reset, x.Refractory
+	case *CubaLI:
+		op.mode, tauSyn, tau, r, vleak, win = modeCuba, x.TauSyn, x.TauMem, x.R, x.VLeak, x.WIn
+	case *CubaLIF:
+		op.mode, op.spiking, tauSyn, tau, r, vleak, vth, vreset, win, reset, refr = modeCuba, true, x.TauSyn, x.TauMem, x.R, x.VLeak, x.VThreshold, x.VReset, x.WIn, x.Reset, x.Refractory
+	}
+	op.subtract = reset == ResetSubtract
+	f32 := func() []float32 { return make([]float32, n) }
+	op.a, op.c, op.th, op.rs, op.sub, op.vleak = f32(), f32(), f32(), f32(), f32(), f32()
+	if op.mode == modeCuba {
+		op.as, op.wj, op.p = f32(), f32(), f32()
+		op.syn = make([]float32, sn.batch*n)
+	}
+	for i := 0; i < n; i++ {
+		vl := atOr(vleak, i, 0)
+		op.vleak[i] = float32(vl)
+		switch op.mode {
+		case modeIntegrate:
+			op.a[i] = 1
+			op.c[i] = float32(dt * at(r, i))
+		case modeLeaky:
+			a := math.Exp(-dt / at(tau, i))
+			op.a[i] = float32(a)
+			op.c[i] = float32((1 - a) * at(r, i))
+		case modeCuba:
+			ts, tm := at(tauSyn, i), at(tau, i)
+			as, am := math.Exp(-dt/ts), math.Exp(-dt/tm)
+			op.as[i] = float32(as)
+			op.a[i] = float32(am)
+			// An impulse scaled so that a constant input x settles the
+			// current at w_in·x, as the continuous equation does.
+			op.wj[i] = float32(at(win, i) * math.Expm1(dt/ts))
+			// Response of v at the end of the step to a unit current at its
+			// start: R·τs/(τs−τm)·(as − am), or R·dt/τ·e^(−dt/τ) when equal.
+			var p float64
+			if math.Abs(ts-tm) <= 1e-12*math.Max(ts, tm) {
+				p = at(r, i) * dt / tm * am
+			} else {
+				p = at(r, i) * ts / (ts - tm) * (as - am)
+			}
+			op.p[i] = float32(p)
+		}
+		if op.spiking {
+			op.th[i] = float32(at(vth, i) - vl)
+			op.rs[i] = float32(at(vreset, i) - vl)
+			op.sub[i] = float32(at(vth, i) - at(vreset, i))
+		}
+	}
+	if refr != nil {
+		op.refSteps = make([]int32, n)
+		any := false
+		for i := range op.refSteps {
+			k := int32(math.Ceil(atOr(refr, i, 0)/dt - 1e-9))
+			if k < 0 {
+				k = 0
+			}
+			op.refSteps[i] = k
+			any = any || k > 0
+		}
+		if any {
+			op.refLeft = make([]int32, sn.batch*n)
+			op.refList = make([][]refEntry, sn.batch)
+		} else {
+			op.refSteps = nil
+		}
+	}
+	op.uniform = allEqual(op.a) && allEqual(op.c) && allEqual(op.th) && allEqual(op.rs) && allEqual(op.sub)
+	if op.mode == modeCuba {
+		op.uniform = op.uniform && allEqual(op.as) && allEqual(op.wj) && allEqual(op.p)
+		op.uas, op.uwj, op.up = op.as[0], op.wj[0], op.p[0]
+	}
+	op.ua, op.uc, op.uth = op.a[0], op.c[0], op.th[0]
+	op.u = make([]float32, sn.batch*n)
+	if !op.spiking {
+		// A non-spiking neuron outputs its membrane v = u + v_leak; with no
+		// leak potential that is u itself, so the buffers are shared.
+		op.leakFree = allEqual(op.vleak) && op.vleak[0] == 0
+		if op.leakFree {
+			op.u = sn.out
+		}
+	}
+	sn.spiking = op.spiking
+	return op
+}
+
+func allEqual(xs []float32) bool {
+	for _, x := range xs {
+		if x != xs[0] {
+			return false
+		}
+	}
+	return true
+}
+
+func (op *neuronOp) reset(sn *simNode, slot int) {
+	lo, hi := slot*op.n, (slot+1)*op.n
+	clear(op.u[lo:hi])
+	if op.syn != nil {
+		clear(op.syn[lo:hi])
+	}
+	if op.refLeft != nil {
+		clear(op.refLeft[lo:hi])
+		op.refList[slot] = op.refList[slot][:0]
+	}
+}
+
+func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
+	x := sn.gatherInput()
+	n := op.n
+	for slot := 0; slot < sn.batch; slot++ {
+		lo, hi := slot*n, (slot+1)*n
+		u, xs := op.u[lo:hi], x[lo:hi]
+		switch {
+		case op.mode == modeCuba && op.uniform:
+			syn := op.syn[lo:hi]
+			axpy(op.uwj, xs, syn)
+			axpby(op.ua, u, op.up, syn)
+			scal(op.uas, syn)
+		case op.mode == modeCuba:
+			syn := op.syn[lo:hi]
+			for i := range u {
+				j := syn[i] + op.wj[i]*xs[i]
+				u[i] = op.a[i]*u[i] + op.p[i]*j
+				syn[i] = op.as[i] * j
+			}
+		case op.uniform:
+			axpby(op.ua, u, op.uc, xs)
+		default:
+			a, cc := op.a[:n], op.c[:n]
+			for i := range u {
+				u[i] = a[i]*u[i] + cc[i]*xs[i]
+			}
+		}
+		if op.refList != nil {
+			op.holdRefractory(slot, u)
+		}
+		if op.spiking {
+			c.Spikes += int64(op.fire(sn, slot, u))
+		} else if !op.leakFree {
+			out := sn.out[lo:hi]
+			for i, ui := range u {
+				out[i] = ui + op.vleak[i]
+			}
+		}
+	}
+	if op.spiking {
+		sn.activeStep = s.step
+	}
+	c.NeuronUpdates += int64(n * sn.batch)
+}
+
+// holdRefractory restores the neurons still held after a spike.
+func (op *neuronOp) holdRefractory(slot int, u []float32) {
+	list := op.refList[slot]
+	left := op.refLeft[slot*op.n : (slot+1)*op.n]
+	for k := 0; k < len(list); {
+		e := &list[k]
+		u[e.idx] = e.hold
+		e.left--
+		left[e.idx] = e.left
+		if e.left <= 0 {
+			list[k] = list[len(list)-1]
+			list = list[:len(list)-1]
+			continue
+		}
+		k++
+	}
+	op.refList[slot] = list
+}
+
+// fire tests the threshold, resets the neurons that crossed it and records
+// them as the slot's active list. It returns the number of spikes.
+func (op *neuronOp) fire(sn *simNode, slot int, u []float32) int {
+	out := sn.out[slot*op.n : (slot+1)*op.n]
+	for _, j := range sn.active[slot] {
+		out[j] = 0
+	}
+	act := sn.active[slot][:0]
+	var left []int32
+	if op.refLeft != nil {
+		left = op.refLeft[slot*op.n : (slot+1)*op.n]
+	}
+	if op.uniform {
+		th := op.uth
+		for i := nextAbove(u, th, 0); i < len(u); i = nextAbove(u, th, i+1) {
+			if left != nil && left[i] > 0 {
+				continue
+			}
+			act = append(act, int32(i))
+		}
+	} else {
+		th := op.th[:len(u)]
+		for i := range u {
+			if u[i] > th[i] && (left == nil || left[i] <= 0) {
+				act = append(act, int32(i))
+			}
+		}
+	}
+	for _, j := range act {
+		out[j] = 1
+		if op.subtract {
+			u[j] -= op.sub[j]
+		} else {
+			u[j] = op.rs[j]
+		}
+		if left != nil && op.refSteps[j] > 0 {
+			left[j] = op.refSteps[j]
+			op.refList[slot] = append(op.refList[slot], refEntry{idx: j, left: op.refSteps[j], hold: u[j]})
+		}
+	}
+	sn.active[slot] = act
+	return len(act)
+}

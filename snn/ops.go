@@ -1,0 +1,469 @@
+package snn
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+var blasImpl gonum.Implementation
+
+func (s *Simulator) compileNode(node Node, sn *simNode, sh Shape) (operator, error) {
+	switch x := node.(type) {
+	case *Input:
+		return inputOp{}, nil
+	case *Output, *Flatten:
+		return passOp{}, nil
+	case *Linear:
+		return newLinearOp(x.Weight, nil, s.opts.SparseDensity), nil
+	case *Affine:
+		return newLinearOp(x.Weight, x.Bias, s.opts.SparseDensity), nil
+	case *Scale:
+		return &scaleOp{s: broadcast32(x.Scale, sn.n)}, nil
+	case *Conv2d:
+		return newConvOp(x.Weight, x.Bias, x.InputShape, x.Stride, x.Padding, x.Dilation, x.Groups), nil
+	case *Conv1d:
+		w := &Tensor{Shape: []int{x.Weight.Shape[0], x.Weight.Shape[1], 1, x.Weight.Shape[2]}, Data: x.Weight.Data}
+		in := []int{x.InputShape[0], 1, x.InputShape[1]}
+		return newConvOp(w, x.Bias, in, [2]int{1, x.Stride}, [2]int{0, x.Padding}, [2]int{1, x.Dilation}, x.Groups), nil
+	case *SumPool2d:
+		return newPoolOp(sh.In, x.Kernel, x.Stride, x.Padding, 1), nil
+	case *AvgPool2d:
+		return newPoolOp(sh.In, x.Kernel, x.Stride, x.Padding, 1/float32(x.Kernel[0]*x.Kernel[1])), nil
+	case *Delay:
+		return newDelayOp(x.Delay, sn, s.opts.Dt), nil
+	case *Threshold:
+		sn.spiking = true
+		th := make([]float32, sn.n)
+		for i := range th {
+			th[i] = float32(at(x.Threshold, i))
+		}
+		return &thresholdOp{th: th}, nil
+	case *I, *IF, *LI, *LIF, *CubaLI, *CubaLIF:
+		return s.newNeuronOp(node, sn), nil
+	}
+	return nil, fmt.Errorf("unsupported node type %T", node)
+}
+
+func broadcast32(xs []float32, n int) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		if len(xs) == 1 {
+			out[i] = xs[0]
+		} else {
+			out[i] = xs[i]
+		}
+	}
+	return out
+}
+
+// inputOp: the user writes the buffer.
+type inputOp struct{}
+
+func (inputOp) step(*Simulator, *simNode, *Counters) {}
+func (inputOp) reset(*simNode, int)                  {}
+
+// passOp copies the sum of its inputs: Output and Flatten (values are
+// stored flat, so flattening moves nothing).
+type passOp struct{}
+
+func (passOp) step(_ *Simulator, sn *simNode, _ *Counters) {
+	if len(sn.srcs) == 1 {
+		copy(sn.out, sn.srcs[0].buf(sn))
+		return
+	}
+	clear(sn.out)
+	for _, src := range sn.srcs {
+		addTo(sn.out, src.buf(sn))
+	}
+}
+func (passOp) reset(*simNode, int) {}
+
+type scaleOp struct{ s []float32 }
+
+func (op *scaleOp) step(_ *Simulator, sn *simNode, _ *Counters) {
+	x := sn.gatherInput()
+	for slot := 0; slot < sn.batch; slot++ {
+		o, xs := sn.out[slot*sn.n:(slot+1)*sn.n], x[slot*sn.n:(slot+1)*sn.n]
+		for i, sc := range op.s {
+			o[i] = sc * xs[i]
+		}
+	}
+}
+func (op *scaleOp) reset(*simNode, int) {}
+
+type thresholdOp struct{ th []float32 }
+
+func (op *thresholdOp) step(s *Simulator, sn *simNode, c *Counters) {
+	x := sn.gatherInput()
+	for slot := 0; slot < sn.batch; slot++ {
+		o, xs := sn.out[slot*sn.n:(slot+1)*sn.n], x[slot*sn.n:(slot+1)*sn.n]
+		act := sn.active[slot][:0]
+		for i, th := range op.th {
+			if xs[i] > th {
+				o[i] = 1
+				act = append(act, int32(i))
+			} else {
+				o[i] = 0
+			}
+		}
+		sn.active[slot] = act
+		c.Spikes += int64(len(act))
+	}
+	sn.activeStep = s.step
+}
+func (op *thresholdOp) reset(*simNode, int) {}
+
+// linearOp is y = W·x (+ b). The weight is kept transposed (in × out), so
+// that the column of one input is contiguous: an active input adds its
+// column to the output (the event-driven path), and a dense input is a
+// transposed matrix-vector product through BLAS. Sparse weights are kept as
+// compressed columns instead.
+type linearOp struct {
+	nin, nout int
+	wt        []float32 // in × out; nil when sparse
+	colPtr    []int32   // sparse: column j is rows[colPtr[j]:colPtr[j+1]]
+	rows      []int32
+	vals      []float32
+	fanout    []int32 // non-zero weights per input
+	bias      []float32
+}
+
+func newLinearOp(w *Tensor, bias []float32, sparseDensity float64) *linearOp {
+	nout, nin := w.Shape[0], w.Shape[1]
+	op := &linearOp{nin: nin, nout: nout, bias: bias, fanout: make([]int32, nin)}
+	nnz := 0
+	for r := 0; r < nout; r++ {
+		for j, v := range w.Data[r*nin : (r+1)*nin] {
+			if v != 0 {
+				op.fanout[j]++
+				nnz++
+			}
+		}
+	}
+	if float64(nnz) <= sparseDensity*float64(nin*nout) {
+		op.colPtr = make([]int32, nin+1)
+		for j := 0; j < nin; j++ {
+			op.colPtr[j+1] = op.colPtr[j] + op.fanout[j]
+		}
+		op.rows = make([]int32, nnz)
+		op.vals = make([]float32, nnz)
+		fill := append([]int32(nil), op.colPtr[:nin]...)
+		for r := 0; r < nout; r++ {
+			for j, v := range w.Data[r*nin : (r+1)*nin] {
+				if v != 0 {
+					op.rows[fill[j]] = int32(r)
+					op.vals[fill[j]] = v
+					fill[j]++
+				}
+			}
+		}
+		return op
+	}
+	op.wt = make([]float32, nin*nout)
+	for r := 0; r < nout; r++ {
+		for j, v := range w.Data[r*nin : (r+1)*nin] {
+			op.wt[j*nout+r] = v
+		}
+	}
+	return op
+}
+
+func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
+	for slot := 0; slot < sn.batch; slot++ {
+		y := sn.out[slot*op.nout : (slot+1)*op.nout]
+		if op.bias != nil {
+			copy(y, op.bias)
+		} else {
+			clear(y)
+		}
+		for _, src := range sn.srcs {
+			x := src.buf(sn)[slot*op.nin : (slot+1)*op.nin]
+			list, ok := s.eventList(src, sn, slot)
+			switch {
+			case ok && (op.wt == nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
+				c.SynapticOps += op.events(list, x, y)
+			case op.wt == nil:
+				c.SynapticOps += op.sparseDense(x, y)
+			default:
+				c.SynapticOps += op.fanoutOf(x)
+				blasImpl.Sgemv(blas.Trans, op.nin, op.nout, 1, op.wt, op.nout, x, 1, 1, y, 1)
+			}
+		}
+	}
+}
+
+// events adds the columns of the active inputs, scaled by their values.
+func (op *linearOp) events(list []int32, x, y []float32) int64 {
+	var ops int64
+	if op.wt != nil {
+		for _, j := range list {
+			axpy(x[j], op.wt[int(j)*op.nout:(int(j)+1)*op.nout], y)
+			ops += int64(op.fanout[j])
+		}
+		return ops
+	}
+	for _, j := range list {
+		xj := x[j]
+		lo, hi := op.colPtr[j], op.colPtr[j+1]
+		rows, vals := op.rows[lo:hi], op.vals[lo:hi]
+		for k, r := range rows {
+			y[r] += xj * vals[k]
+		}
+		ops += int64(hi - lo)
+	}
+	return ops
+}
+
+func (op *linearOp) sparseDense(x, y []float32) int64 {
+	var ops int64
+	for j, xj := range x {
+		if xj == 0 {
+			continue
+		}
+		lo, hi := op.colPtr[j], op.colPtr[j+1]
+		rows, vals := op.rows[lo:hi], op.vals[lo:hi]
+		for k, r := range rows {
+			y[r] += xj * vals[k]
+		}
+		ops += int64(hi - lo)
+	}
+	return ops
+}
+
+func (op *linearOp) fanoutOf(x []float32) int64 {
+	var ops int64
+	for j, xj := range x {
+		if xj != 0 {
+			ops += int64(op.fanout[j])
+		}
+	}
+	return ops
+}
+
+func (op *linearOp) reset(*simNode, int) {}
+
+// convOp is a grouped 2-D convolution (Conv1d runs as one with height 1),
+// computed by scattering each non-zero input into the outputs it reaches:
+// the same code serves spikes (few non-zeros) and graded values.
+type convOp struct {
+	inC, inSp, outC, outSp int
+	groups, icPer, ocPer   int
+	ksz                    int
+	// taps[p] lists, for input position p, the (kernel index, output
+	// position) pairs it contributes to.
+	tapStart []int32
+	taps     []convTap
+	// wk[(ci·ksz + k)·ocPer + o]: weight from input channel ci (within its
+	// group), kernel position k, to output channel o of that group.
+	wk   []float32
+	bias []float32
+}
+
+type convTap struct{ k, opos int32 }
+
+func newConvOp(w *Tensor, bias []float32, in []int, stride, pad, dil [2]int, groups int) *convOp {
+	oc, icPer, kh, kw := w.Shape[0], w.Shape[1], w.Shape[2], w.Shape[3]
+	ih, iw := in[1], in[2]
+	oh := convOut(ih, kh, stride[0], pad[0], dil[0])
+	ow := convOut(iw, kw, stride[1], pad[1], dil[1])
+	op := &convOp{inC: in[0], inSp: ih * iw, outC: oc, outSp: oh * ow, groups: groups, icPer: icPer, ocPer: oc / groups, ksz: kh * kw, bias: bias}
+	op.tapStart = make([]int32, ih*iw+1)
+	for p := 0; p < ih*iw; p++ {
+		y, x := p/iw, p%iw
+		for ky := 0; ky < kh; ky++ {
+			for kx := 0; kx < kw; kx++ {
+				ny := y + pad[0] - ky*dil[0]
+				nx := x + pad[1] - kx*dil[1]
+				if ny < 0 || nx < 0 || ny%stride[0] != 0 || nx%stride[1] != 0 {
+					continue
+				}
+				oy, ox := ny/stride[0], nx/stride[1]
+				if oy >= oh || ox >= ow {
+					continue
+				}
+				op.taps = append(op.taps, convTap{int32(ky*kw + kx), int32(oy*ow + ox)})
+			}
+		}
+		op.tapStart[p+1] = int32(len(op.taps))
+	}
+	op.wk = make([]float32, len(w.Data))
+	for o := 0; o < oc; o++ {
+		g, og := o/op.ocPer, o%op.ocPer
+		_ = g
+		for ci := 0; ci < icPer; ci++ {
+			for k := 0; k < op.ksz; k++ {
+				op.wk[((o/op.ocPer)*icPer*op.ksz+ci*op.ksz+k)*op.ocPer+og] = w.Data[(o*icPer+ci)*op.ksz+k]
+			}
+		}
+	}
+	return op
+}
+
+func (op *convOp) step(s *Simulator, sn *simNode, c *Counters) {
+	nin := op.inC * op.inSp
+	for slot := 0; slot < sn.batch; slot++ {
+		y := sn.out[slot*sn.n : (slot+1)*sn.n]
+		if op.bias != nil {
+			for o := 0; o < op.outC; o++ {
+				fill(y[o*op.outSp:(o+1)*op.outSp], op.bias[o])
+			}
+		} else {
+			clear(y)
+		}
+		for _, src := range sn.srcs {
+			x := src.buf(sn)[slot*nin : (slot+1)*nin]
+			if list, ok := s.eventList(src, sn, slot); ok {
+				for _, j := range list {
+					c.SynapticOps += op.scatter(int(j), x[j], y)
+				}
+				continue
+			}
+			for j, v := range x {
+				if v != 0 {
+					c.SynapticOps += op.scatter(j, v, y)
+				}
+			}
+		}
+	}
+}
+
+// scatter adds input element j (channel-major index) with value v to every
+// output it reaches.
+func (op *convOp) scatter(j int, v float32, y []float32) int64 {
+	ci, p := j/op.inSp, j%op.inSp
+	g, cig := ci/op.icPer, ci%op.icPer
+	taps := op.taps[op.tapStart[p]:op.tapStart[p+1]]
+	base := (g*op.icPer + cig) * op.ksz
+	ocBase := g * op.ocPer
+	for _, t := range taps {
+		w := op.wk[(base+int(t.k))*op.ocPer : (base+int(t.k)+1)*op.ocPer]
+		yo := y[ocBase*op.outSp+int(t.opos):]
+		for o, wv := range w {
+			yo[o*op.outSp] += v * wv
+		}
+	}
+	return int64(len(taps) * op.ocPer)
+}
+
+func (op *convOp) reset(*simNode, int) {}
+
+func fill(xs []float32, v float32) {
+	for i := range xs {
+		xs[i] = v
+	}
+}
+
+// poolOp sums (scale 1) or averages (scale 1/kernel area) windows, by
+// scattering non-zero inputs like convOp.
+type poolOp struct {
+	c, inSp, outSp int
+	tapStart       []int32
+	taps           []int32 // output positions
+	scale          float32
+}
+
+func newPoolOp(in []int, k, stride, pad [2]int, scale float32) *poolOp {
+	ih, iw := in[1], in[2]
+	oh := convOut(ih, k[0], stride[0], pad[0], 1)
+	ow := convOut(iw, k[1], stride[1], pad[1], 1)
+	op := &poolOp{c: in[0], inSp: ih * iw, outSp: oh * ow, scale: scale, tapStart: make([]int32, ih*iw+1)}
+	for p := 0; p < ih*iw; p++ {
+		y, x := p/iw, p%iw
+		for ky := 0; ky < k[0]; ky++ {
+			for kx := 0; kx < k[1]; kx++ {
+				ny, nx := y+pad[0]-ky, x+pad[1]-kx
+				if ny < 0 || nx < 0 || ny%stride[0] != 0 || nx%stride[1] != 0 {
+					continue
+				}
+				oy, ox := ny/stride[0], nx/stride[1]
+				if oy < oh && ox < ow {
+					op.taps = append(op.taps, int32(oy*ow+ox))
+				}
+			}
+		}
+		op.tapStart[p+1] = int32(len(op.taps))
+	}
+	return op
+}
+
+func (op *poolOp) step(s *Simulator, sn *simNode, c *Counters) {
+	nin := op.c * op.inSp
+	for slot := 0; slot < sn.batch; slot++ {
+		y := sn.out[slot*sn.n : (slot+1)*sn.n]
+		clear(y)
+		for _, src := range sn.srcs {
+			x := src.buf(sn)[slot*nin : (slot+1)*nin]
+			list, ok := s.eventList(src, sn, slot)
+			if ok {
+				for _, j := range list {
+					c.SynapticOps += op.scatter(int(j), x[j], y)
+				}
+				continue
+			}
+			for j, v := range x {
+				if v != 0 {
+					c.SynapticOps += op.scatter(j, v, y)
+				}
+			}
+		}
+	}
+}
+
+func (op *poolOp) scatter(j int, v float32, y []float32) int64 {
+	ch, p := j/op.inSp, j%op.inSp
+	taps := op.taps[op.tapStart[p]:op.tapStart[p+1]]
+	yc := y[ch*op.outSp : (ch+1)*op.outSp]
+	v *= op.scale
+	for _, o := range taps {
+		yc[o] += v
+	}
+	return int64(len(taps))
+}
+
+func (op *poolOp) reset(*simNode, int) {}
+
+// delayOp keeps the last maxDelay+1 inputs in a ring per slot.
+type delayOp struct {
+	steps []int32 // per element
+	ring  []float32
+	depth int // ring length in steps
+	pos   int
+	n     int
+}
+
+func newDelayOp(d []float64, sn *simNode, dt float64) *delayOp {
+	op := &delayOp{steps: make([]int32, sn.n), n: sn.n}
+	maxd := 0
+	for i := range op.steps {
+		k := int(math.Round(at(d, i) / dt))
+		op.steps[i] = int32(k)
+		maxd = max(maxd, k)
+	}
+	op.depth = maxd + 1
+	op.ring = make([]float32, sn.batch*op.depth*sn.n)
+	return op
+}
+
+func (op *delayOp) step(_ *Simulator, sn *simNode, _ *Counters) {
+	x := sn.gatherInput()
+	op.pos = (op.pos + 1) % op.depth
+	for slot := 0; slot < sn.batch; slot++ {
+		ring := op.ring[slot*op.depth*op.n : (slot+1)*op.depth*op.n]
+		copy(ring[op.pos*op.n:(op.pos+1)*op.n], x[slot*op.n:(slot+1)*op.n])
+		out := sn.out[slot*op.n : (slot+1)*op.n]
+		for i, k := range op.steps {
+			r := op.pos - int(k)
+			if r < 0 {
+				r += op.depth
+			}
+			out[i] = ring[r*op.n+i]
+		}
+	}
+}
+
+func (op *delayOp) reset(sn *simNode, slot int) {
+	clear(op.ring[slot*op.depth*op.n : (slot+1)*op.depth*op.n])
+}

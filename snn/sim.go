@@ -1,0 +1,369 @@
+package snn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Options configure a Simulator. The zero value works: dt of 1 ms, one
+// batch slot.
+type Options struct {
+	// Dt is the time step in seconds. Default 1e-3.
+	Dt float64
+	// Batch is the number of independent states stepped together. Default 1.
+	Batch int
+	// EventFraction is the largest fraction of non-zero inputs for which a
+	// synapse node propagates event by event (gathering only the weight
+	// columns of active inputs) instead of by a dense product. Default 0.25.
+	EventFraction float64
+	// SparseDensity is the largest fraction of non-zero weights for which a
+	// Linear or Affine weight is stored as compressed columns. Default 0.2.
+	SparseDensity float64
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Dt == 0 {
+		c.Dt = 1e-3
+	}
+	if !(c.Dt > 0) || math.IsInf(c.Dt, 0) {
+		return c, fmt.Errorf("snn: Options.Dt is %v, must be a positive finite number of seconds", c.Dt)
+	}
+	if c.Batch == 0 {
+		c.Batch = 1
+	}
+	if c.Batch < 0 || c.Batch > 1<<20 {
+		return c, fmt.Errorf("snn: Options.Batch is %d, must be between 1 and %d", c.Batch, 1<<20)
+	}
+	if c.EventFraction == 0 {
+		c.EventFraction = 0.25
+	}
+	if c.SparseDensity == 0 {
+		c.SparseDensity = 0.2
+	}
+	return c, nil
+}
+
+// Counters say what stepping cost. They accumulate over steps; the
+// Simulator also keeps those of the last step.
+type Counters struct {
+	Steps         int64 // time steps (each of the whole batch)
+	NeuronUpdates int64 // state updates of neuron nodes, summed over the batch
+	Spikes        int64 // spikes emitted by spiking nodes
+	SynapticOps   int64 // weight accumulations: for each non-zero input, its fan-out
+}
+
+// Add returns the sum of two counters.
+func (c Counters) Add(d Counters) Counters {
+	return Counters{c.Steps + d.Steps, c.NeuronUpdates + d.NeuronUpdates, c.Spikes + d.Spikes, c.SynapticOps + d.SynapticOps}
+}
+
+// ErrInputSize is wrapped by Step when an input has the wrong length.
+var ErrInputSize = errors.New("snn: input size mismatch")
+
+// Simulator steps a Graph in discrete time. Build it once with NewSimulator;
+// Step then allocates nothing. A Simulator is not safe for concurrent use.
+type Simulator struct {
+	graph   *Graph
+	opts    Options
+	batch   int
+	nodes   []*simNode
+	byName  map[string]*simNode
+	inputs  []*simNode
+	outputs []*simNode
+	step    int64
+	total   Counters
+	last    Counters
+}
+
+// Port is an Input or Output node of a running simulator.
+type Port struct {
+	Name  string
+	Shape []int
+	// Size is the number of values per batch slot.
+	Size int
+}
+
+type source struct {
+	node    *simNode
+	delayed bool // closes a cycle: reads the value of the previous step
+}
+
+// simNode is one node in the plan.
+type simNode struct {
+	name    string
+	kind    Kind
+	n, nin  int // per-sample output and input sizes
+	batch   int
+	srcs    []source
+	out     []float32 // batch × n
+	in      []float32 // batch × nin, summed inputs of nonlinear nodes with several sources
+	selfBuf []float32 // copy of out for a node that feeds itself
+	op      operator
+
+	// active holds, per batch slot, the indices of non-zero outputs, valid
+	// when activeStep equals the simulator's step.
+	active     [][]int32
+	activeStep int64
+	spiking    bool // out holds only 0 and 1, and the op fills active itself
+}
+
+// operator is the kind-specific part of a node.
+type operator interface {
+	// step computes n.out from the node's sources.
+	step(s *Simulator, n *simNode, c *Counters)
+	// reset clears the state of one batch slot.
+	reset(n *simNode, slot int)
+}
+
+// NewSimulator validates g and compiles it into a plan. The graph must not
+// be changed while the simulator uses it.
+func NewSimulator(g *Graph, opts *Options) (*Simulator, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	shapes, err := g.Shapes()
+	if err != nil {
+		return nil, err
+	}
+	s := &Simulator{graph: g, opts: o, batch: o.Batch, byName: map[string]*simNode{}}
+	order, back := g.order()
+	for _, name := range order {
+		node := g.Nodes[name]
+		sh := shapes[name]
+		sn := &simNode{
+			name:       name,
+			kind:       node.Kind(),
+			n:          Size(sh.Out),
+			nin:        Size(sh.In),
+			batch:      o.Batch,
+			active:     make([][]int32, o.Batch),
+			activeStep: -1,
+		}
+		sn.out = make([]float32, o.Batch*sn.n)
+		s.nodes = append(s.nodes, sn)
+		s.byName[name] = sn
+	}
+	for i, e := range g.Edges {
+		dst := s.byName[e.To]
+		dst.srcs = append(dst.srcs, source{node: s.byName[e.From], delayed: back[i]})
+	}
+	for _, sn := range s.nodes {
+		for _, src := range sn.srcs {
+			if src.node == sn && sn.selfBuf == nil {
+				sn.selfBuf = make([]float32, len(sn.out))
+			}
+		}
+		op, err := s.compileNode(g.Nodes[sn.name], sn, shapes[sn.name])
+		if err != nil {
+			return nil, fmt.Errorf("snn: node %q: %w", sn.name, err)
+		}
+		sn.op = op
+		switch sn.kind {
+		case KindInput:
+			s.inputs = append(s.inputs, sn)
+		case KindOutput:
+			s.outputs = append(s.outputs, sn)
+		}
+	}
+	sortNodes(s.inputs)
+	sortNodes(s.outputs)
+	for slot := 0; slot < s.batch; slot++ {
+		s.resetSlot(slot)
+	}
+	return s, nil
+}
+
+func sortNodes(ns []*simNode) {
+	for i := 1; i < len(ns); i++ {
+		for j := i; j > 0 && ns[j].name < ns[j-1].name; j-- {
+			ns[j], ns[j-1] = ns[j-1], ns[j]
+		}
+	}
+}
+
+// Dt is the time step in seconds.
+func (s *Simulator) Dt() float64 { return s.opts.Dt }
+
+// Batch is the number of independent states.
+func (s *Simulator) Batch() int { return s.batch }
+
+// Graph returns the graph the simulator runs.
+func (s *Simulator) Graph() *Graph { return s.graph }
+
+// Time is the number of steps taken since the simulator was built.
+func (s *Simulator) Time() int64 { return s.step }
+
+// Inputs describes the Input nodes, sorted by name: the order Step takes.
+func (s *Simulator) Inputs() []Port { return ports(s.inputs, s.graph) }
+
+// Outputs describes the Output nodes, sorted by name.
+func (s *Simulator) Outputs() []Port { return ports(s.outputs, s.graph) }
+
+func ports(ns []*simNode, g *Graph) []Port {
+	ps := make([]Port, len(ns))
+	for i, n := range ns {
+		sh, _ := g.Shapes()
+		ps[i] = Port{Name: n.name, Shape: sh[n.name].Out, Size: n.n}
+	}
+	return ps
+}
+
+// InputBuffer returns the buffer of the i-th Input node (batch × size,
+// slot-major). Writing it and calling Step with no arguments feeds the
+// network without copying.
+func (s *Simulator) InputBuffer(i int) []float32 { return s.inputs[i].out }
+
+// Output returns the values of the i-th Output node after the last step
+// (batch × size, slot-major). The slice is reused by the next Step.
+func (s *Simulator) Output(i int) []float32 { return s.outputs[i].out }
+
+// NodeOutput returns the output buffer of any node by name (batch × size),
+// or nil if there is no such node. The slice is reused by the next Step.
+func (s *Simulator) NodeOutput(name string) []float32 {
+	if n := s.byName[name]; n != nil {
+		return n.out
+	}
+	return nil
+}
+
+// Counters returns what all steps so far cost.
+func (s *Simulator) Counters() Counters { return s.total }
+
+// LastStep returns what the last step cost.
+func (s *Simulator) LastStep() Counters { return s.last }
+
+// Step advances every batch slot by one time step. With arguments, it
+// first copies inputs[i] into the i-th Input node (in Inputs order), each of
+// length batch × size; with none, the input buffers are used as they are.
+// Wrong counts or lengths return an error wrapping ErrInputSize and leave
+// the state untouched.
+func (s *Simulator) Step(inputs ...[]float32) error {
+	if len(inputs) > 0 {
+		if len(inputs) != len(s.inputs) {
+			return fmt.Errorf("%w: got %d inputs, the graph has %d Input nodes", ErrInputSize, len(inputs), len(s.inputs))
+		}
+		for i, in := range inputs {
+			if want := len(s.inputs[i].out); len(in) != want {
+				return fmt.Errorf("%w: input %q: got %d values, want %d (batch %d × %d)", ErrInputSize, s.inputs[i].name, len(in), want, s.batch, s.inputs[i].n)
+			}
+		}
+		for i, in := range inputs {
+			copy(s.inputs[i].out, in)
+		}
+	}
+	var c Counters
+	for _, n := range s.nodes {
+		if n.selfBuf != nil {
+			copy(n.selfBuf, n.out)
+		}
+		n.op.step(s, n, &c)
+	}
+	c.Steps = 1
+	s.step++
+	s.last = c
+	s.total = s.total.Add(c)
+	return nil
+}
+
+// Reset returns one batch slot to its initial state without touching the
+// others.
+func (s *Simulator) Reset(slot int) error {
+	if slot < 0 || slot >= s.batch {
+		return fmt.Errorf("snn: Reset(%d): slot out of range [0, %d)", slot, s.batch)
+	}
+	s.resetSlot(slot)
+	return nil
+}
+
+// ResetAll returns every slot to its initial state and clears the counters.
+func (s *Simulator) ResetAll() {
+	for slot := 0; slot < s.batch; slot++ {
+		s.resetSlot(slot)
+	}
+	s.total, s.last = Counters{}, Counters{}
+}
+
+func (s *Simulator) resetSlot(slot int) {
+	for _, n := range s.nodes {
+		clear(n.out[slot*n.n : (slot+1)*n.n])
+		if n.selfBuf != nil {
+			clear(n.selfBuf[slot*n.n : (slot+1)*n.n])
+		}
+		n.active[slot] = n.active[slot][:0]
+		n.op.reset(n, slot)
+	}
+}
+
+// srcOut returns the buffer a source's value is read from this step.
+func (src source) buf(dst *simNode) []float32 {
+	if src.node == dst {
+		return dst.selfBuf
+	}
+	return src.node.out
+}
+
+// gatherInput returns the summed input of a node for all slots: the
+// source's own buffer when there is exactly one, else the sum in n.in.
+func (n *simNode) gatherInput() []float32 {
+	if len(n.srcs) == 1 {
+		return n.srcs[0].buf(n)
+	}
+	if n.in == nil {
+		n.in = make([]float32, n.batch*n.nin)
+	}
+	clear(n.in)
+	for _, src := range n.srcs {
+		addTo(n.in, src.buf(n))
+	}
+	return n.in
+}
+
+// eventList returns the indices of the non-zero values that src delivers
+// to dst in one slot, if they can be had without a dense pass of dst's own:
+// spiking nodes record them as they fire, other nodes are scanned once per
+// step and the list is shared by all their consumers. A source read through
+// a delayed edge has not stepped yet, so its lists are those of the
+// previous step, matching its buffer; if it did not record them, or the
+// source is dst itself, there is no list.
+func (s *Simulator) eventList(src source, dst *simNode, slot int) ([]int32, bool) {
+	n := src.node
+	if n == dst {
+		return nil, false
+	}
+	if src.delayed {
+		if n.activeStep == s.step-1 || (n.spiking && n.activeStep >= s.step-1) {
+			return n.active[slot], true
+		}
+		return nil, false
+	}
+	if n.activeStep != s.step {
+		s.scanActive(n)
+	}
+	return n.active[slot], true
+}
+
+// scanActive fills n.active for every slot by scanning n.out, once per step.
+func (s *Simulator) scanActive(n *simNode) {
+	if n.activeStep == s.step {
+		return
+	}
+	for slot := 0; slot < n.batch; slot++ {
+		n.active[slot] = scanNonZero(n.active[slot][:0], n.out[slot*n.n:(slot+1)*n.n])
+	}
+	n.activeStep = s.step
+}
+
+func scanNonZero(dst []int32, xs []float32) []int32 {
+	for i, x := range xs {
+		if x != 0 {
+			dst = append(dst, int32(i))
+		}
+	}
+	return dst
+}
