@@ -3,8 +3,20 @@ package snn
 // The vector kernels of the simulator's hot loops. Each has a portable
 // version here; kernels_amd64.go may replace them with assembly.
 
+// vecMin is the length from which the assembly kernels pay for their call.
+const vecMin = 16
+
 // axpby sets y = a·y + b·x.
 func axpby(a float32, y []float32, b float32, x []float32) {
+	x = x[:len(y)]
+	if useAVX2 && len(y) >= vecMin {
+		axpbyAVX2(a, b, &y[0], &x[0], len(y))
+		return
+	}
+	axpbyGo(a, y, b, x)
+}
+
+func axpbyGo(a float32, y []float32, b float32, x []float32) {
 	x = x[:len(y)]
 	i := 0
 	for ; i+4 <= len(y); i += 4 {
@@ -22,6 +34,10 @@ func axpby(a float32, y []float32, b float32, x []float32) {
 // axpy sets y = y + a·x.
 func axpy(a float32, x, y []float32) {
 	x = x[:len(y)]
+	if useAVX2 && len(y) >= vecMin {
+		axpbyAVX2(1, a, &y[0], &x[0], len(y))
+		return
+	}
 	for i := range y {
 		y[i] += a * x[i]
 	}
@@ -29,6 +45,10 @@ func axpy(a float32, x, y []float32) {
 
 // scal sets x = a·x.
 func scal(a float32, x []float32) {
+	if useAVX2 && len(x) >= vecMin {
+		scalAVX2(a, &x[0], len(x))
+		return
+	}
 	for i := range x {
 		x[i] *= a
 	}
@@ -37,6 +57,10 @@ func scal(a float32, x []float32) {
 // addTo sets y = y + x.
 func addTo(y, x []float32) {
 	x = x[:len(y)]
+	if useAVX2 && len(y) >= vecMin {
+		axpbyAVX2(1, 1, &y[0], &x[0], len(y))
+		return
+	}
 	for i := range y {
 		y[i] += x[i]
 	}
@@ -44,6 +68,9 @@ func addTo(y, x []float32) {
 
 // nextAbove returns the first index i >= from with u[i] > th, or len(u).
 func nextAbove(u []float32, th float32, from int) int {
+	if useAVX2 && len(u)-from >= vecMin {
+		return from + nextAboveAVX2(&u[from], len(u)-from, th)
+	}
 	for i := from; i < len(u); i++ {
 		if u[i] > th {
 			return i

@@ -257,17 +257,17 @@ func (s *Simulator) Step(inputs ...[]float32) error {
 			copy(s.inputs[i].out, in)
 		}
 	}
-	var c Counters
+	// The counters live in the simulator: a local passed to an interface
+	// method would escape and cost an allocation per step.
+	s.last = Counters{Steps: 1}
 	for _, n := range s.nodes {
 		if n.selfBuf != nil {
 			copy(n.selfBuf, n.out)
 		}
-		n.op.step(s, n, &c)
+		n.op.step(s, n, &s.last)
 	}
-	c.Steps = 1
 	s.step++
-	s.last = c
-	s.total = s.total.Add(c)
+	s.total = s.total.Add(s.last)
 	return nil
 }
 
