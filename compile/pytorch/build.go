@@ -182,7 +182,7 @@ func (u *unpickler) setAttrs(attrs *Dict, class string, states ...any) error {
 				return u.errf("attribute name of %s is %s", class, typeName(it.Key))
 			}
 			if err := attrs.set(name, it.Value, u.limits.MaxDepth); err != nil {
-				return u.errf("%v", err)
+				return u.keyErr("attribute", err)
 			}
 		}
 	}
@@ -194,7 +194,7 @@ func (u *unpickler) fillDict(d *Dict, src any) error {
 	case *Dict:
 		for _, it := range s.Items() {
 			if err := d.set(it.Key, it.Value, u.limits.MaxDepth); err != nil {
-				return u.errf("%v", err)
+				return u.keyErr("dict key", err)
 			}
 		}
 		return nil
@@ -216,7 +216,7 @@ func (u *unpickler) fillDict(d *Dict, src any) error {
 			return u.errf("dict item has %d values, not 2", len(pair))
 		}
 		if err := d.set(pair[0], pair[1], u.limits.MaxDepth); err != nil {
-			return u.errf("%v", err)
+			return u.keyErr("dict key", err)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package pytorch
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. The typed errors below wrap them, so callers can branch with
@@ -39,6 +40,11 @@ func (e *ForbiddenClassError) Error() string {
 		entryName(e.Entry), e.Offset, e.Module, e.Name)
 }
 
+// cause formats a wrapped error without repeating the package prefix.
+func cause(err error) string {
+	return strings.TrimPrefix(err.Error(), "pytorch: ")
+}
+
 // Unwrap lets errors.Is(err, ErrForbidden) match.
 func (e *ForbiddenClassError) Unwrap() error { return ErrForbidden }
 
@@ -52,7 +58,7 @@ type PickleError struct {
 }
 
 func (e *PickleError) Error() string {
-	return fmt.Sprintf("pytorch: %s: offset %d (opcode %s): %v", entryName(e.Entry), e.Offset, opName(e.Op), e.Err)
+	return fmt.Sprintf("pytorch: %s: offset %d (opcode %s): %v", entryName(e.Entry), e.Offset, opName(e.Op), cause(e.Err))
 }
 
 func (e *PickleError) Unwrap() error { return e.Err }
@@ -65,9 +71,9 @@ type ZipError struct {
 
 func (e *ZipError) Error() string {
 	if e.Entry == "" {
-		return fmt.Sprintf("pytorch: zip: %v", e.Err)
+		return fmt.Sprintf("pytorch: zip: %s", cause(e.Err))
 	}
-	return fmt.Sprintf("pytorch: zip entry %q: %v", e.Entry, e.Err)
+	return fmt.Sprintf("pytorch: zip entry %q: %s", e.Entry, cause(e.Err))
 }
 
 func (e *ZipError) Unwrap() error { return e.Err }
@@ -80,7 +86,7 @@ type TensorError struct {
 }
 
 func (e *TensorError) Error() string {
-	return fmt.Sprintf("pytorch: tensor on storage %q: %v", e.Storage, e.Err)
+	return fmt.Sprintf("pytorch: tensor on storage %q: %s", e.Storage, cause(e.Err))
 }
 
 func (e *TensorError) Unwrap() error { return e.Err }
@@ -104,3 +110,15 @@ func entryName(s string) string {
 	}
 	return s
 }
+
+// contextError adds what was being done to an error, keeping it matchable
+// with errors.Is and errors.As.
+type contextError struct {
+	what string
+	err  error
+}
+
+func (e *contextError) Error() string { return "pytorch: " + e.what + ": " + cause(e.err) }
+func (e *contextError) Unwrap() error { return e.err }
+
+func withContext(what string, err error) error { return &contextError{what, err} }

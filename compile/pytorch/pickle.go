@@ -829,7 +829,7 @@ func (u *unpickler) setItems(d *Dict, items []any) error {
 	}
 	for i := 0; i < len(items); i += 2 {
 		if err := d.set(items[i], items[i+1], u.limits.MaxDepth); err != nil {
-			return u.errf("dict key: %v", err)
+			return u.keyErr("dict key", err)
 		}
 	}
 	return nil
@@ -844,7 +844,7 @@ func (u *unpickler) addToSet(s *Set, items []any) error {
 	for _, v := range items {
 		k, err := hashKey(v, u.limits.MaxDepth)
 		if err != nil {
-			return u.errf("set item: %v", err)
+			return u.keyErr("set item", err)
 		}
 		if !seen[k] {
 			seen[k] = true
@@ -852,6 +852,13 @@ func (u *unpickler) addToSet(s *Set, items []any) error {
 		}
 	}
 	return nil
+}
+
+func (u *unpickler) keyErr(what string, err error) error {
+	if errors.Is(err, ErrLimit) {
+		return withContext(what, err)
+	}
+	return u.errf("%s: %v", what, err)
 }
 
 // decodeLong decodes a little-endian two's-complement integer of LONG1/LONG4.

@@ -279,7 +279,7 @@ func hashKey(v any, depth int) (string, error) {
 
 func appendKey(b []byte, v any, depth int) ([]byte, error) {
 	if depth <= 0 {
-		return nil, &LimitError{Limit: "MaxDepth", Value: int64(defaultMaxDepth) + 1, Max: int64(defaultMaxDepth)}
+		return nil, fmt.Errorf("%w: key nested deeper than MaxDepth", ErrLimit)
 	}
 	switch x := v.(type) {
 	case nil:
