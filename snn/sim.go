@@ -20,6 +20,10 @@ type Options struct {
 	// SparseDensity is the largest fraction of non-zero weights for which a
 	// Linear or Affine weight is stored as compressed columns. Default 0.2.
 	SparseDensity float64
+	// MaxStateBytes bounds the memory the plan may allocate beyond the
+	// graph's own weights (buffers, states, delay lines, convolution
+	// tables); NewSimulator checks it before allocating. Default 4 GiB.
+	MaxStateBytes int64
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -44,6 +48,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if c.SparseDensity == 0 {
 		c.SparseDensity = 0.2
+	}
+	if c.MaxStateBytes == 0 {
+		c.MaxStateBytes = 4 << 30
 	}
 	return c, nil
 }
@@ -130,6 +137,9 @@ func NewSimulator(g *Graph, opts *Options) (*Simulator, error) {
 	shapes, err := g.Shapes()
 	if err != nil {
 		return nil, err
+	}
+	if need := planBytes(g, shapes, o); need > o.MaxStateBytes {
+		return nil, fmt.Errorf("snn: simulating this graph needs about %d bytes of state, over Options.MaxStateBytes (%d)", need, o.MaxStateBytes)
 	}
 	s := &Simulator{graph: g, opts: o, batch: o.Batch, byName: map[string]*simNode{}}
 	order, back := g.order()
@@ -366,4 +376,36 @@ func scanNonZero(dst []int32, xs []float32) []int32 {
 		}
 	}
 	return dst
+}
+
+// planBytes estimates what NewSimulator allocates for g, in float64 to
+// stay clear of overflow, saturating at MaxInt64.
+func planBytes(g *Graph, shapes map[string]Shape, o Options) int64 {
+	var total float64
+	b := float64(o.Batch)
+	for name, node := range g.Nodes {
+		sh := shapes[name]
+		in, out := float64(Size(sh.In)), float64(Size(sh.Out))
+		total += 4 * b * (2*in + 3*out) // output, summed input, states
+		switch x := node.(type) {
+		case *Delay:
+			maxd := 0.0
+			for _, d := range x.Delay {
+				maxd = math.Max(maxd, math.Round(d/o.Dt))
+			}
+			total += 4 * b * out * (maxd + 1)
+		case *Conv2d:
+			total += 8 * in * float64(Size(x.Weight.Shape[2:]))
+		case *Conv1d:
+			total += 8 * in * float64(x.Weight.Shape[2])
+		case *SumPool2d:
+			total += 4 * in * float64(x.Kernel[0]*x.Kernel[1])
+		case *AvgPool2d:
+			total += 4 * in * float64(x.Kernel[0]*x.Kernel[1])
+		}
+	}
+	if total >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(total)
 }
