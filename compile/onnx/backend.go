@@ -49,11 +49,11 @@ type value struct {
 	t    tensor.Tensor
 }
 
-func (v *value) ID() int64                      { return v.id }
-func (v *value) SetName(s string)               { v.name = s }
-func (v *value) GetName() string                { return v.name }
+func (v *value) ID() int64                       { return v.id }
+func (v *value) SetName(s string)                { v.name = s }
+func (v *value) GetName() string                 { return v.name }
 func (v *value) SetTensor(t tensor.Tensor) error { v.t = t; return nil }
-func (v *value) GetTensor() tensor.Tensor       { return v.t }
+func (v *value) GetTensor() tensor.Tensor        { return v.t }
 
 type wedge struct {
 	from, to graph.Node

@@ -272,15 +272,15 @@ type hAttr struct {
 }
 
 type hTensor struct {
-	name                                          string
-	dtype                                         int64
-	dims                                          []int64
-	hasRaw                                        bool
-	rawLen                                        int
+	name                                           string
+	dtype                                          int64
+	dims                                           []int64
+	hasRaw                                         bool
+	rawLen                                         int
 	nFloat, nInt32, nInt64, nDouble, nStr, nUint64 int
-	external                                      bool // data_location EXTERNAL or external_data entries
-	segmented                                     bool
-	off                                           int64
+	external                                       bool // data_location EXTERNAL or external_data entries
+	segmented                                      bool
+	off                                            int64
 }
 
 type hValue struct {
