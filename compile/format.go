@@ -1,0 +1,164 @@
+package compile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/neuro-go/neuro/snn"
+)
+
+// An Importer reads a network file into a spiking graph. Spiking networks
+// (snnTorch, Norse, NIR) come back as they are; artificial networks (ReLU
+// MLPs and CNNs) are converted to spiking ones with ConvertANN, using the
+// calibration data in opts.
+type Importer func(r io.ReaderAt, size int64, opts *ImportOptions) (*snn.Graph, *ImportReport, error)
+
+// ImportOptions are passed to every importer. The zero value works.
+type ImportOptions struct {
+	// Dt is the simulation time step the graph is built for, in seconds.
+	// Importers of discrete-time frameworks map their per-step dynamics onto
+	// it. Default 1e-3.
+	Dt float64
+	// MaxBytes bounds what an importer may read and allocate for tensors.
+	// Default 1 GiB.
+	MaxBytes int64
+	// Layers describes the layers of a state_dict whose tensors do not say
+	// what they are (Norse, SpikingJelly, plain PyTorch). Nil when the file
+	// describes itself.
+	Layers []LayerSpec
+	// Conversion controls ANN-to-SNN conversion of artificial networks.
+	Conversion ConversionOptions
+}
+
+func (o *ImportOptions) withDefaults() ImportOptions {
+	var c ImportOptions
+	if o != nil {
+		c = *o
+	}
+	if c.Dt == 0 {
+		c.Dt = 1e-3
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = 1 << 30
+	}
+	return c
+}
+
+// WithDefaults returns the options with every zero field set to its
+// default, for importers to read.
+func (o *ImportOptions) WithDefaults() ImportOptions { return o.withDefaults() }
+
+// LayerSpec describes one layer of a network for importers that need it:
+// its name prefix in the state_dict and what it is.
+type LayerSpec struct {
+	Name string `json:"name"` // key prefix in the state_dict, e.g. "0" or "fc1"
+	// Kind is "linear", "conv2d", "relu", "flatten", "avgpool2d",
+	// "maxpool2d", "batchnorm", or a neuron: "lif", "li", "if", "cubalif",
+	// "snntorch.leaky", "snntorch.synaptic", "norse.lif", "norse.li", ...
+	Kind   string             `json:"kind"`
+	Params map[string]float64 `json:"params,omitempty"`
+	// Shape is the input shape per sample of the first layer, when needed.
+	Shape []int `json:"shape,omitempty"`
+}
+
+// ImportReport says what an importer did.
+type ImportReport struct {
+	Format      string   `json:"format"`
+	Kind        string   `json:"kind"` // e.g. "snntorch state_dict", "onnx ann"
+	Converted   bool     `json:"converted"`
+	Warnings    []string `json:"warnings,omitempty"`
+	Approximate []string `json:"approximated,omitempty"`
+	// Conversion holds the ANN-to-SNN conversion's figures when one ran.
+	Conversion *ConversionReport `json:"conversion,omitempty"`
+}
+
+// ErrUnknownFormat is returned for a format nobody registered.
+var ErrUnknownFormat = errors.New("compile: unknown format")
+
+// ErrUnsupported is wrapped by importers and passes when a file parses but
+// holds something the compiler cannot represent (an operator, a layer, a
+// neuron model) or a network does not fit a target. Servers map it to 422.
+var ErrUnsupported = errors.New("compile: unsupported")
+
+// UnsupportedError names the node and reason; it wraps ErrUnsupported.
+type UnsupportedError struct {
+	Node   string
+	Reason string
+}
+
+func (e *UnsupportedError) Error() string {
+	if e.Node == "" {
+		return "compile: unsupported: " + e.Reason
+	}
+	return fmt.Sprintf("compile: unsupported: node %q: %s", e.Node, e.Reason)
+}
+
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+var (
+	formatsMu sync.RWMutex
+	formats   = map[string]Importer{}
+	aliases   = map[string]string{}
+)
+
+// RegisterFormat makes an importer available under name (lower case). It is
+// meant for init functions of importer packages, chosen by blank import:
+//
+//	import _ "github.com/neuro-go/neuro/compile/onnx"
+//
+// Registering a name twice panics: that is a programming error.
+func RegisterFormat(name string, imp Importer, alias ...string) {
+	formatsMu.Lock()
+	defer formatsMu.Unlock()
+	name = strings.ToLower(name)
+	if _, dup := formats[name]; dup || imp == nil {
+		panic("compile: RegisterFormat called twice for " + name + " or with a nil importer")
+	}
+	formats[name] = imp
+	for _, a := range alias {
+		aliases[strings.ToLower(a)] = name
+	}
+}
+
+// Formats lists the registered format names, sorted.
+func Formats() []string {
+	formatsMu.RLock()
+	defer formatsMu.RUnlock()
+	names := make([]string, 0, len(formats))
+	for n := range formats {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Import reads a network in the named format.
+func Import(format string, r io.ReaderAt, size int64, opts *ImportOptions) (*snn.Graph, *ImportReport, error) {
+	formatsMu.RLock()
+	name := strings.ToLower(format)
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
+	imp := formats[name]
+	formatsMu.RUnlock()
+	if imp == nil {
+		return nil, nil, fmt.Errorf("%w %q (registered: %s)", ErrUnknownFormat, format, strings.Join(Formats(), ", "))
+	}
+	o := opts.withDefaults()
+	g, rep, err := imp(r, size, &o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := g.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("compile: %s importer produced an invalid graph: %w", name, err)
+	}
+	if rep == nil {
+		rep = &ImportReport{}
+	}
+	rep.Format = name
+	return g, rep, nil
+}
