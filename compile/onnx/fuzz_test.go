@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // FuzzDecode feeds arbitrary bytes to DecodeBytes: it must return a model or
@@ -22,6 +23,12 @@ func FuzzDecode(f *testing.F) {
 	}
 	opts := &Options{MaxBytes: 1 << 20, MaxTensorElements: 1 << 16, MaxTotalElements: 1 << 18, MaxNodes: 256}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		start := time.Now()
+		defer func() {
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("took %v", d)
+			}
+		}()
 		m, err := DecodeBytes(b, opts)
 		if err != nil {
 			if m != nil {
