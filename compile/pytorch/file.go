@@ -261,7 +261,8 @@ func (f *File) StateDict() ([]NamedTensor, error) {
 			return nil, fmt.Errorf("%w: TorchScript root is %s, not a module", ErrNoStateDict, typeName(f.root))
 		}
 		var out []NamedTensor
-		err := f.walk(m, "", map[*Module]bool{}, 0, func(info *ModuleInfo, prefix string) {
+		w := &walker{limits: f.limits, onPath: map[*Module]bool{}}
+		err := w.walk(m, "", 0, func(info *ModuleInfo, prefix string) {
 			for _, p := range info.Params {
 				out = append(out, NamedTensor{Name: prefix + p.Name, Tensor: p.Tensor})
 			}
@@ -285,27 +286,42 @@ func (f *File) Modules() ([]ModuleInfo, error) {
 		return nil, fmt.Errorf("%w: root is %s, not a module", ErrNoStateDict, typeName(f.root))
 	}
 	var out []ModuleInfo
-	seen := map[*Module]bool{}
-	err := f.walk(m, "", map[*Module]bool{}, 0, func(info *ModuleInfo, _ string) {
-		if !seen[info.Module] {
-			seen[info.Module] = true
-			out = append(out, *info)
-		}
+	w := &walker{limits: f.limits, onPath: map[*Module]bool{}, seen: map[*Module]bool{}}
+	err := w.walk(m, "", 0, func(info *ModuleInfo, _ string) {
+		out = append(out, *info)
 	})
 	return out, err
 }
 
-// walk visits m and its submodules in pre-order. onPath guards against
-// cycles, which a hand-made pickle can build through the memo.
-func (f *File) walk(m *Module, path string, onPath map[*Module]bool, depth int, visit func(*ModuleInfo, string)) error {
-	if depth > f.limits.MaxDepth {
-		return &LimitError{Limit: "MaxDepth", Value: int64(depth), Max: int64(f.limits.MaxDepth)}
+// walker visits a module tree in pre-order. onPath guards against cycles,
+// which a hand-made pickle can build through the memo; seen, when set, skips
+// modules already visited (named_modules' rule); visits bounds the work when
+// modules are shared.
+type walker struct {
+	limits Limits
+	onPath map[*Module]bool
+	seen   map[*Module]bool
+	visits int
+}
+
+func (w *walker) walk(m *Module, path string, depth int, visit func(*ModuleInfo, string)) error {
+	if depth > w.limits.MaxDepth {
+		return &LimitError{Limit: "MaxDepth", Value: int64(depth), Max: int64(w.limits.MaxDepth)}
 	}
-	if onPath[m] {
+	if w.onPath[m] {
 		return fmt.Errorf("%w: module %q (%s) contains itself", ErrFormat, path, m.Class)
 	}
-	onPath[m] = true
-	defer delete(onPath, m)
+	if w.seen != nil {
+		if w.seen[m] {
+			return nil
+		}
+		w.seen[m] = true
+	}
+	if w.visits++; w.visits > w.limits.MaxModules {
+		return &LimitError{Limit: "MaxModules", Value: int64(w.visits), Max: int64(w.limits.MaxModules)}
+	}
+	w.onPath[m] = true
+	defer delete(w.onPath, m)
 	info, children, err := describe(m, path)
 	if err != nil {
 		return err
@@ -316,7 +332,7 @@ func (f *File) walk(m *Module, path string, onPath map[*Module]bool, depth int, 
 	}
 	visit(&info, prefix)
 	for _, c := range children {
-		if err := f.walk(c.Module, prefix+c.Name, onPath, depth+1, visit); err != nil {
+		if err := w.walk(c.Module, prefix+c.Name, depth+1, visit); err != nil {
 			return err
 		}
 	}

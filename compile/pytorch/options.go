@@ -35,6 +35,10 @@ type Limits struct {
 	MaxTensorElements int64
 	// MaxDims is the most dimensions of one tensor. Default 64.
 	MaxDims int
+	// MaxModules is the most module visits when walking a module tree
+	// (StateDict visits a module shared by two parents twice, as torch does;
+	// a hand-made pickle can share one at every level). Default 65536.
+	MaxModules int
 	// MaxDepth bounds nesting when walking values (module trees, hashed tuple
 	// keys). Default 1000.
 	MaxDepth int
@@ -48,6 +52,7 @@ const (
 	defaultMaxInflateBytes   = 1 << 30
 	defaultMaxDims           = 64
 	defaultMaxDepth          = 1000
+	defaultMaxModules        = 1 << 16
 )
 
 // Validate reports a negative limit.
@@ -66,6 +71,7 @@ func (o *Options) Validate() error {
 		{"MaxInflateBytes", l.MaxInflateBytes},
 		{"MaxTensorElements", l.MaxTensorElements},
 		{"MaxDims", int64(l.MaxDims)},
+		{"MaxModules", int64(l.MaxModules)},
 		{"MaxDepth", int64(l.MaxDepth)},
 	} {
 		if f.v < 0 {
@@ -94,6 +100,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDims == 0 {
 		l.MaxDims = defaultMaxDims
+	}
+	if l.MaxModules == 0 {
+		l.MaxModules = defaultMaxModules
 	}
 	if l.MaxDepth == 0 {
 		l.MaxDepth = defaultMaxDepth

@@ -836,11 +836,10 @@ func (u *unpickler) setItems(d *Dict, items []any) error {
 }
 
 func (u *unpickler) addToSet(s *Set, items []any) error {
-	seen := make(map[string]bool, len(s.Items)+len(items))
-	for _, v := range s.Items {
-		k, _ := hashKey(v, u.limits.MaxDepth)
-		seen[k] = true
+	if s.index == nil {
+		s.index = make(map[string]bool, len(items))
 	}
+	seen := s.index
 	for _, v := range items {
 		k, err := hashKey(v, u.limits.MaxDepth)
 		if err != nil {

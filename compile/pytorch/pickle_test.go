@@ -180,3 +180,30 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatal("Unpickle accepted invalid options")
 	}
 }
+
+func TestSharedModulesBounded(t *testing.T) {
+	// 60 levels, each module holding the next one twice: 2^60 paths.
+	p := newPK()
+	for i := 0; i < 60; i++ {
+		p.global("torch.nn.modules.container", "Sequential").op(opEmptyTuple, opNewObj)
+		p.op(opEmptyDict).str("_modules").op(opEmptyDict)
+		if i > 0 {
+			p.str("a").op(opBinGet, byte(i-1), opSetItem).str("b").op(opBinGet, byte(i-1), opSetItem)
+		}
+		p.op(opSetItem, opBuild, opBinPut, byte(i))
+		if i < 59 {
+			p.op(opPop)
+		}
+	}
+	f, err := openBytes(buildZip(t, zentry{"archive/data.pkl", p.stop()}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods, err := f.Modules()
+	if err != nil || len(mods) != 60 {
+		t.Fatalf("Modules: %d, %v", len(mods), err)
+	}
+	if _, err := f.StateDict(); !errors.Is(err, ErrLimit) {
+		t.Fatalf("StateDict over 2^60 paths: %v", err)
+	}
+}

@@ -40,6 +40,7 @@ type List struct {
 type Set struct {
 	Items  []any
 	Frozen bool
+	index  map[string]bool
 }
 
 // DictItem is one key/value pair of a Dict.

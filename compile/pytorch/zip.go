@@ -208,10 +208,21 @@ func (a *archive) read(rel string, max int64, limit string) ([]byte, error) {
 		return nil, &ZipError{Entry: name, Err: fmt.Errorf("%w: %w", ErrFormat, err)}
 	}
 	defer rc.Close()
-	buf := make([]byte, f.UncompressedSize64)
-	if _, err := io.ReadFull(rc, buf); err != nil {
+	// A stored entry's size was checked against the file; a deflated one's
+	// is only a claim, so its buffer grows with the data actually inflated.
+	want := int64(f.UncompressedSize64)
+	initial := want
+	if f.Method != zip.Store {
+		initial = min(want, int64(f.CompressedSize64)*4+4096)
+	}
+	b := bytes.NewBuffer(make([]byte, 0, initial))
+	if n, err := io.Copy(b, io.LimitReader(rc, want)); err != nil || n != want {
+		if err == nil {
+			err = fmt.Errorf("%d of %d bytes", n, want)
+		}
 		return nil, &ZipError{Entry: name, Err: fmt.Errorf("%w: %w", ErrTruncated, err)}
 	}
+	buf := b.Bytes()
 	// Reading to EOF makes archive/zip check the size and CRC.
 	var one [1]byte
 	if n, err := rc.Read(one[:]); n != 0 || !errors.Is(err, io.EOF) {

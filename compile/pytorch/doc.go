@@ -1,0 +1,96 @@
+// Package pytorch reads the files PyTorch writes: torch.save archives (the zip
+// format of PyTorch 1.6 and later) holding a state_dict, a whole nn.Module or
+// any other picklable value, and TorchScript archives written by
+// torch.jit.save. It is the reading layer of the "pytorch" importer: it turns
+// bytes into Go values (modules, hyperparameters, tensors) and leaves the
+// mapping onto a spiking graph to the compile package.
+//
+// # Overview
+//
+// Open checks the zip container, unpickles data.pkl (and a TorchScript
+// archive's constants.pkl) and returns a *File:
+//
+//	f, err := pytorch.Open(r, size, nil)
+//	f.Kind()       // state_dict, module, torchscript or object
+//	f.StateDict()  // []NamedTensor, in torch's state_dict order
+//	f.Modules()    // the module tree: path, class, hyperparameters, tensors
+//	t.Float32s()   // a tensor's elements, read from the file on demand
+//
+// Tensor data stays in the file until asked for: a *Tensor is a strided view
+// (dtype, shape, strides, offset) of a *Storage, the zip entry
+// <archive>/data/<key>. Tensors that share a storage share the *Storage.
+// Float32s converts every supported dtype (float32, float64, float16,
+// bfloat16, int8, uint8, int16, int32, int64, bool) and follows strides and
+// offsets, so transposed and sliced views read as torch shows them.
+//
+// The unpickler is this package's own, not gopickle's: gopickle v0.2.0
+// resolves collections.OrderedDict, builtins.object and copyreg globals before
+// its FindClass hook is consulted and allocates whatever a length field
+// declares before checking it, so it cannot be made to refuse every class or
+// to bound allocation. Here every length is checked against the bytes that
+// remain, and each global is looked up in an allowlist before anything else
+// happens. Allowed globals never run: each one only shapes a Go data value.
+// The allowlist is:
+//
+//   - containers: collections.OrderedDict, builtins.dict, list, tuple, set,
+//     frozenset, bytearray; _codecs.encode (only with "latin1", how protocol 2
+//     writes bytes); copyreg._reconstructor with base builtins.object
+//     (protocols 0 and 1);
+//   - tensors: torch._utils._rebuild_tensor_v2, _rebuild_tensor,
+//     _rebuild_parameter, _rebuild_parameter_with_state,
+//     torch.nn.parameter.Parameter, the storage classes torch.FloatStorage,
+//     DoubleStorage, HalfStorage, BFloat16Storage, CharStorage, ByteStorage,
+//     ShortStorage, IntStorage, LongStorage, BoolStorage (inside persistent
+//     ids only), the dtypes torch.float32 etc., torch.Size, torch.device;
+//   - TorchScript helpers torch.jit._pickle.build_{int,double,bool,tensor,
+//     generic}list and restore_type_tag, and every __torch__.* class (the
+//     compiled modules of the archive; their code is listed, never run);
+//   - modules: torch.nn Linear, Identity, Conv1d, Conv2d, BatchNorm1d,
+//     BatchNorm2d, ReLU, ReLU6, Sigmoid, Tanh, LeakyReLU, Hardtanh, Flatten,
+//     Unflatten, Sequential, ModuleList, ModuleDict, Dropout, Dropout1d,
+//     Dropout2d, AvgPool1d/2d, MaxPool1d/2d, AdaptiveAvgPool1d/2d; snnTorch
+//     Leaky, Synaptic, RLeaky, RSynaptic, Alpha, Lapicque; Norse LIFCell,
+//     LIFRecurrentCell, LIF, LIFRecurrent, LIFBoxCell, LIFBox, LICell, LI,
+//     IAFCell, IAF, SequentialState and the parameter NamedTuples
+//     LIFParameters, LIFBoxParameters, LIParameters, IAFParameters;
+//     SpikingJelly IFNode, LIFNode, ParametricLIFNode (activation_based and
+//     clock_driven) and their surrogate-gradient modules;
+//   - whatever Options.AllowModules adds, built as *Module.
+//
+// Everything else (os.system, posix.system, builtins.eval, exec, getattr,
+// subprocess.*, torch.load, numpy reconstructors, user classes) is refused by
+// name with a *ForbiddenClassError carrying the module, name and opcode
+// offset. Python 2 spellings (__builtin__, copy_reg) are normalised for the
+// lookup and reported as written.
+//
+// Not read: the legacy non-zip format of PyTorch before 1.6 (ErrUnsupported),
+// out-of-band pickle buffers, integers beyond int64, quantized and sparse
+// tensors, and full-module pickles of snnTorch neurons (snnTorch stores a
+// closure as spike_grad, which pickle itself cannot save; use a state_dict:
+// its neurons carry beta, threshold, graded_spikes_factor and
+// reset_mechanism_val, and Synaptic alpha, as buffers).
+//
+// # Invariants
+//
+//   - Nothing named by a file is executed; a pickle can only build the data
+//     values listed in values.go.
+//   - No allocation is larger than a bounded multiple of the bytes it is
+//     built from, or than a limit in Limits checked before allocating:
+//     declared zip sizes are checked against the file and the limits, the
+//     entry count before archive/zip reads the directory, tensor element
+//     counts (with overflow checks) when the pickle is read.
+//   - Every tensor returned by Open reaches only elements inside its storage,
+//     and every storage lies inside its zip entry; Float32s cannot index out
+//     of range even if the file changes afterwards (it then fails with
+//     ErrTruncated).
+//   - Zip entries all live under one top-level directory, have no ".." or
+//     empty segments, are not duplicated and their data regions do not
+//     overlap or run past the end of the file.
+//   - Errors start with "pytorch: ", wrap one of ErrForbidden, ErrLimit,
+//     ErrTruncated, ErrFormat, ErrUnsupported or ErrNoStateDict, and say
+//     where: zip entry, pickle opcode offset, storage key. Open and Unpickle
+//     recover from internal panics and return them as errors.
+//   - Storage bytes read in place from stored (uncompressed) entries are not
+//     CRC-checked, to keep loading at the speed of the disk; pickles and
+//     deflated entries are.
+package pytorch
