@@ -100,7 +100,7 @@ func elements(what string, dims []int64, max int64) (int64, error) {
 	n := int64(1)
 	for _, d := range dims {
 		if d < 0 {
-			return 0, fmt.Errorf("%s has negative dimension %d in %v: %w", what, d, dims, ErrMalformed)
+			return 0, fmt.Errorf("onnx: %s has negative dimension %d in %v: %w", what, d, dims, ErrMalformed)
 		}
 		if d == 0 {
 			return 0, nil
