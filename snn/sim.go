@@ -75,16 +75,17 @@ var ErrInputSize = errors.New("snn: input size mismatch")
 // Simulator steps a Graph in discrete time. Build it once with NewSimulator;
 // Step then allocates nothing. A Simulator is not safe for concurrent use.
 type Simulator struct {
-	graph   *Graph
-	opts    Options
-	batch   int
-	nodes   []*simNode
-	byName  map[string]*simNode
-	inputs  []*simNode
-	outputs []*simNode
-	step    int64
-	total   Counters
-	last    Counters
+	graph             *Graph
+	opts              Options
+	batch             int
+	nodes             []*simNode
+	byName            map[string]*simNode
+	inputs            []*simNode
+	outputs           []*simNode
+	inPorts, outPorts []Port
+	step              int64
+	total             Counters
+	last              Counters
 }
 
 // Port is an Input or Output node of a running simulator.
@@ -183,6 +184,7 @@ func NewSimulator(g *Graph, opts *Options) (*Simulator, error) {
 	}
 	sortNodes(s.inputs)
 	sortNodes(s.outputs)
+	s.inPorts, s.outPorts = ports(s.inputs, shapes), ports(s.outputs, shapes)
 	for slot := 0; slot < s.batch; slot++ {
 		s.resetSlot(slot)
 	}
@@ -210,16 +212,15 @@ func (s *Simulator) Graph() *Graph { return s.graph }
 func (s *Simulator) Time() int64 { return s.step }
 
 // Inputs describes the Input nodes, sorted by name: the order Step takes.
-func (s *Simulator) Inputs() []Port { return ports(s.inputs, s.graph) }
+func (s *Simulator) Inputs() []Port { return append([]Port(nil), s.inPorts...) }
 
 // Outputs describes the Output nodes, sorted by name.
-func (s *Simulator) Outputs() []Port { return ports(s.outputs, s.graph) }
+func (s *Simulator) Outputs() []Port { return append([]Port(nil), s.outPorts...) }
 
-func ports(ns []*simNode, g *Graph) []Port {
+func ports(ns []*simNode, shapes map[string]Shape) []Port {
 	ps := make([]Port, len(ns))
 	for i, n := range ns {
-		sh, _ := g.Shapes()
-		ps[i] = Port{Name: n.name, Shape: sh[n.name].Out, Size: n.n}
+		ps[i] = Port{Name: n.name, Shape: shapes[n.name].Out, Size: n.n}
 	}
 	return ps
 }

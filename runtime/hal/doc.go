@@ -1,0 +1,28 @@
+// Package hal is the hardware abstraction: the same compiled Program runs on
+// the CPU simulator or on a neuromorphic chip (emulated bit-accurately here)
+// through one small interface.
+//
+// # Overview
+//
+// A Device describes itself (Capabilities: identity plus the compile.Target
+// resource and cost model) and loads Programs into Instances, which step a
+// batch of independent states. Backends register by name (Register) and are
+// chosen by blank import:
+//
+//	import _ "github.com/neuro-go/neuro/runtime/hal/cpu"
+//	dev, err := hal.Open("cpu", hal.Config{})
+//
+// Every backend runs the conformance suite in package haltest, as gonum's
+// BLAS implementations run blas/testblas. A real chip's driver is one more
+// backend of the same interface.
+//
+// # Invariants
+//
+//   - Load refuses a Program that does not fit, with an error wrapping
+//     compile.ErrUnsupported that names the node and limit; it never
+//     changes the program's meaning silently.
+//   - Batch slots of an Instance never interact; Reset(slot) touches only
+//     that slot.
+//   - Step returns errors (wrong input sizes, a failed device, a closed
+//     instance), never panics.
+package hal
