@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"slices"
 )
 
 // Storage is the flat buffer behind one or more tensors: a zip entry
@@ -310,12 +309,4 @@ func checkTensor(t *Tensor, l Limits) error {
 			ErrFormat, t.Shape, t.Strides, t.Offset, last, t.Storage.Len)
 	}
 	return nil
-}
-
-// clone returns a copy of the tensor's description (not of its data).
-func (t *Tensor) clone() *Tensor {
-	c := *t
-	c.Shape = slices.Clone(t.Shape)
-	c.Strides = slices.Clone(t.Strides)
-	return &c
 }
