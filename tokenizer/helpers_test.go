@@ -3,8 +3,10 @@ package tokenizer
 import (
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -67,3 +69,12 @@ func loadTexts(tb testing.TB) []string {
 	readJSON(tb, filepath.Join("testdata", "texts.json"), &f)
 	return f.Texts
 }
+
+var ioEOF = io.EOF
+
+func q(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -292,7 +292,12 @@ func (t *Tokenizer) AppendEncodeSpecial(dst []int, text string) []int {
 
 func (t *Tokenizer) appendEncode(dst []int, text string, m *addedMatcher) []int {
 	st := t.states.Get().(*encodeState)
-	defer t.states.Put(st)
+	dst = t.appendEncodeWith(st, dst, text, m)
+	t.states.Put(st)
+	return dst
+}
+
+func (t *Tokenizer) appendEncodeWith(st *encodeState, dst []int, text string, m *addedMatcher) []int {
 	for len(text) > 0 {
 		start, end, id := len(text), len(text), -1
 		if m != nil {
