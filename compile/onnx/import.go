@@ -433,29 +433,31 @@ func (mp *mapper) reshape(n *Node) error {
 	target := n.Ints("shape", nil)
 	allowZero := n.Int("allowzero", 0) != 0
 	size := snn.Size(v.shape)
-	// What the reshape does per sample must not depend on the batch: try a
-	// batch of 1 and, when the batch is symbolic, of 2.
-	batches := []int{1}
+	per := func(b int) ([]int, []int, []int, error) {
+		in := append([]int{b}, v.shape...)
+		got, err := reshapeShape(in, target, allowZero)
+		return got, in, []int{b, size}, err
+	}
+	got, in, flat, err := per(1)
+	if err != nil {
+		return unsupportedNode(n, "shape %v: %v", target, err)
+	}
+	same := slices.Equal(got, in)
+	if !same && !slices.Equal(got, flat) {
+		return unsupportedNode(n, "reshape of %v per sample to %v: only reshapes to (batch, features) are supported", v.shape, target)
+	}
+	// What the reshape does per sample must not depend on the batch.
 	if mp.batchDyn {
-		batches = append(batches, 2)
-	}
-	same, flat := true, true
-	for _, b := range batches {
-		got, err := reshapeShape(append([]int{b}, v.shape...), target, allowZero)
-		if err != nil {
-			return unsupportedNode(n, "shape %v does not hold a batch of %d: %v", target, b, err)
+		got, in, flat, err := per(2)
+		if err != nil || !slices.Equal(got, map[bool][]int{true: in, false: flat}[same]) {
+			return unsupportedNode(n, "shape %v holds a batch of 1 only; the graph input's batch is symbolic (use 0 or -1 for the batch)", target)
 		}
-		same = same && slices.Equal(got, append([]int{b}, v.shape...))
-		flat = flat && slices.Equal(got, []int{b, size})
 	}
-	switch {
-	case same:
+	if same {
 		mp.alias(n, v)
 		return nil
-	case flat:
-		return mp.flatten(n, v)
 	}
-	return unsupportedNode(n, "reshape of %v per sample to %v: only reshapes to (batch, features) are supported", v.shape, target)
+	return mp.flatten(n, v)
 }
 
 // pad handles a Pad: all-zero pads are an identity; zeros around the
