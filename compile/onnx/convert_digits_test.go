@@ -255,3 +255,79 @@ func checkQuantReport(t *testing.T, orig, q *snn.Graph, info *compile.Quantizati
 		}
 	}
 }
+
+// networkCounts computes, from the ONNX file alone, what compile.Compile
+// should count in the converted network: one IF neuron per ReLU output and
+// one integrator per logit; the parameters of every Gemm and Conv; and the
+// synapses as the compiler defines them (the non-zero weights into each
+// neuron: a dense row, or a convolution channel's kernel at every output
+// position, border taps included).
+func networkCounts(t *testing.T, m *Model) compile.NetworkReport {
+	t.Helper()
+	per := func(s []int) int { return snn.Size(s[1:]) }
+	nnz := func(xs []float32) int {
+		n := 0
+		for _, v := range xs {
+			if v != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	r := compile.NetworkReport{Inputs: per(m.Inputs[0].Shape), Outputs: per(m.Outputs[0].Shape)}
+	r.Neurons, r.Layers = r.Outputs, 1
+	for _, n := range m.Nodes {
+		switch n.Op {
+		case "Relu":
+			r.Neurons += per(m.Shapes[n.Outputs[0]])
+			r.Layers++
+		case "Gemm", "Conv":
+			w := m.Initializers[n.Inputs[1]]
+			r.Parameters += len(w.Data) + len(m.Initializers[n.Inputs[2]].Data)
+			if n.Op == "Gemm" {
+				r.Synapses += nnz(w.Data)
+				continue
+			}
+			out := m.Shapes[n.Outputs[0]]
+			r.Synapses += nnz(w.Data) * out[2] * out[3]
+		case "Pad", "AveragePool", "Flatten", "Constant":
+		default:
+			t.Fatalf("count rule missing for %s", n.Op)
+		}
+	}
+	return r
+}
+
+// TestDigitsCompileReport compiles both converted digits models for the
+// CPU target, checks the report's counts against networkCounts, and keeps
+// the report (with the import's warnings ahead of the compiler's, as the
+// compile endpoint returns them) in a golden file.
+func TestDigitsCompileReport(t *testing.T) {
+	d := loadDigits(t)
+	for _, name := range []string{"mlp", "cnn"} {
+		t.Run(name, func(t *testing.T) {
+			m, err := DecodeBytes(d.Files[name], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, irep := importDigits(t, d, name, &compile.ImportOptions{Conversion: compile.ConversionOptions{Calibration: d.Calibration.Inputs}})
+			prog, rep, err := compile.Compile(g, &compile.Options{Name: "digits-" + name, Task: "classification"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := networkCounts(t, m); rep.Network != want {
+				t.Errorf("network %+v, computed from the file %+v", rep.Network, want)
+			}
+			if prog.Input.Size != 64 || prog.Output.Size != 10 || !rep.Target.Fits || rep.Target.Device != "cpu" {
+				t.Errorf("program input %+v output %+v, target %+v", prog.Input, prog.Output, rep.Target)
+			}
+			rep.Warnings = append(append([]string{}, irep.Warnings...), rep.Warnings...)
+			rep.Approximated = append(irep.Approximate, rep.Approximated...)
+			b, err := json.MarshalIndent(rep, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".report.json", append(b, '\n'))
+		})
+	}
+}
