@@ -1,0 +1,97 @@
+// Package loihi is the hal backend that emulates Intel's Loihi 2 running
+// the fixed-point CUBA LIF neuron of Intel's Lava framework, bit for bit.
+// Import it for its side effect:
+//
+//	import _ "github.com/neuro-go/neuro/runtime/hal/loihi"
+//	dev, err := hal.Open("loihi", hal.Config{})
+//
+// # Overview
+//
+// Convert maps a float compile.Program onto the chip's integers and says
+// how far each integer is from its float (ConversionReport); Device.Load
+// first checks the chip's limits (compile.Partition with Target: 128 cores,
+// 8,192 neurons and 131,072 synapses a core, 120 million synapses a chip),
+// then converts, and the Instance steps the integer network for a batch of
+// independent states.
+//
+// The neuron is Lava's PyLifModelBitAcc (src/lava/proc/lif/models.py), per
+// step, with a the summed synaptic input:
+//
+//	u ← wrap24( trunc(u·(4096 − (du+1)) / 4096) + a·2^6 )
+//	v ← clip24( trunc(v·(4096 − dv) / 4096) + u + bias_mant·2^bias_exp )
+//	spike when v > vth·2^6, then v ← 0
+//
+// trunc rounds towards zero (Lava: sign(x)·(|x| >> 12)); wrap24 subtracts
+// 2^24 from a u above 2^23 and adds it to a u at or below −2^23; clip24
+// saturates v to ±(2^23 − 1). du and dv are 12-bit, vth a 17-bit mantissa,
+// the bias a 13-bit mantissa with a 3-bit exponent. Synapses are Lava's
+// PyDenseModelBitAcc: integer weights (even numbers in [−256, 254] for
+// mixed signs, [0, 255] or [−255, 0] otherwise: LavaWeights), the
+// accumulated sum shifted by the weight exponent (left for a positive one,
+// arithmetic right otherwise).
+//
+// Conversion. Neuron kinds map onto that one neuron:
+//
+//   - LIF: du = 4095, so the decay factor of u is 4096 − 4096 = 0 and u is
+//     exactly this step's input (the float LIF holds its input over the
+//     step); v decays by 4096 − dv = round(4096·e^(−dt/τ)); the input gain
+//     (1 − e^(−dt/τ))·R folds into the scale of v. LI is the same without
+//     the threshold test.
+//   - IF and I: du = 4095, dv = 0 (no leak), gain dt·R.
+//   - CubaLIF and CubaLI: the float simulator's impulse form J ← a_s·J +
+//     w_in·(e^(dt/τs) − 1)·x, v ← a_m·v + p·J is Lava's u and v recursion
+//     with u = p·J; 4096 − (du+1) = round(4096·a_s).
+//   - v_leak becomes the bias (1 − a_m)·v_leak; an Affine bias c·b joins it
+//     (for the current-based kinds at its steady-state value, noted in the
+//     report). v_reset must be 0 (Lava resets to 0), the threshold
+//     positive, and a refractory period is refused (PyLifModelBitAcc has
+//     none).
+//   - Subtractive reset (snn.ResetSubtract, from ANN-to-SNN conversion) is
+//     not in Lava's LIF. Loihi 2's neurons are microcode programs (Orchard
+//     et al. 2021), so we run it as a microcode variant, "LIF with
+//     subtractive reset": the same arithmetic, with v ← v − vth·2^6 on a
+//     spike. A real deployment would have to load that microcode.
+//
+// Scales. Each synapse node's weights get the float step (float weight per
+// Lava integer) that represents them with the least largest error, trying
+// every mapping of the largest weight onto a mantissa in the top half of
+// the 8-bit range, so weights already on an 8-bit grid are exact. Each
+// neuron node then gets one unit U (float input per unit of dendritic sum)
+// shared by its sources; one unit of v is worth c·U/64 for a neuron of
+// input gain c, and the weight exponent is the largest that keeps the
+// worst-case state (vth plus one step of input for spiking neurons, and
+// Options.Timesteps steps of input for the negative side and for
+// non-leaky readouts) inside 24 bits and vth inside 17. Thresholds and
+// biases round to that unit; everything rounded is in the report.
+//
+// Graph inputs are graded spikes: x is sent as round(x·2^InputFracBits),
+// saturated to InputBits (default 8 bits with 6 fractional: [−2, 2) in
+// steps of 1/64); Lava's graded networks use payloads of up to 24 bits.
+//
+// Outputs: a spiking layer's output is its spikes (0 or 1); a non-spiking
+// one (LI, CubaLI, I) outputs v times its scale. The counters count as the
+// float simulator does (neuron updates, spikes, and for each input event
+// the non-zero integer weights it reaches), so Target's energy model
+// (Davies et al. 2018, Loihi 1 figures) applies to them.
+//
+// # Invariants
+//
+//   - Exact where stated: given a Network, Step computes what Lava's
+//     PyLifModelBitAcc and PyDenseModelBitAcc compute, bit for bit (the
+//     tests check hand-worked vectors for decay rounding, wraps, clips,
+//     thresholds, reset, bias and weight exponents).
+//   - Timing follows the Program, not Lava's pipeline: layers are evaluated
+//     in the float simulator's plan order, so a feed-forward edge carries
+//     this step's spikes and an edge closing a cycle the previous step's.
+//     Lava's Dense buffers its output one step (a_buff), so on the chip a
+//     feed-forward network's outputs appear one step later per layer; the
+//     spike trains are the same, shifted.
+//   - Load refuses, with an error wrapping compile.ErrUnsupported that
+//     names the node, any node kind, reset mode, refractory period or
+//     graph shape the chip cannot run, and any network over the limits;
+//     it never changes a program's meaning silently: every conversion
+//     error is in Instance.Report, and every saturation at run time is
+//     counted by Instance.Saturations.
+//   - Step allocates nothing; batch slots never interact; Reset(slot)
+//     touches only its slot.
+package loihi
