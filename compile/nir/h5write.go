@@ -57,7 +57,7 @@ var (
 func floatType(size int, signLoc, expLoc, expSize, mantSize byte, bias uint32) []byte {
 	b := []byte{0x11, 0x20, signLoc, 0}
 	b = le.AppendUint32(b, uint32(size))
-	b = le.AppendUint16(b, 0)               // bit offset
+	b = le.AppendUint16(b, 0)              // bit offset
 	b = le.AppendUint16(b, uint16(size*8)) // precision
 	b = append(b, expLoc, expSize, 0, mantSize)
 	return le.AppendUint32(b, bias)
@@ -154,7 +154,7 @@ func (w *h5writer) strings(dims []int, strs []string) uint64 {
 	var objs []byte
 	for i, s := range strs {
 		objs = le.AppendUint16(objs, uint16(i+1)) // object index (0 is free space)
-		objs = le.AppendUint16(objs, 1)          // reference count
+		objs = le.AppendUint16(objs, 1)           // reference count
 		objs = le.AppendUint32(objs, 0)
 		objs = le.AppendUint64(objs, uint64(len(s)))
 		objs = append(objs, s...)
