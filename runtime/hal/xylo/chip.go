@@ -51,7 +51,7 @@ const (
 )
 
 const (
-	stateMax = 1<<(StateBits-1) - 1 // 32767
+	stateMax = 1<<(StateBits-1) - 1  // 32767
 	stateMin = -1 << (StateBits - 1) // -32768
 )
 
