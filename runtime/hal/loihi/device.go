@@ -29,8 +29,10 @@ func init() {
 				o.InputFracBits = n
 			case "timesteps":
 				o.Timesteps = n
+			case "headroom":
+				o.Headroom = float64(n)
 			default:
-				return nil, fmt.Errorf("loihi: unknown option %q (input_bits, input_frac_bits, timesteps)", k)
+				return nil, fmt.Errorf("loihi: unknown option %q (input_bits, input_frac_bits, timesteps, headroom)", k)
 			}
 		}
 		return New(&o)
@@ -204,6 +206,7 @@ func newInstance(net *Network, rep *ConversionReport, place *compile.Placement, 
 		}
 		for s := range r.active {
 			r.active[s] = make([]int32, 0, l.N)
+			copy(r.v[s*l.N:(s+1)*l.N], l.V0)
 		}
 		in.layers = append(in.layers, r)
 	}
@@ -391,8 +394,8 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 	c.NeuronUpdates += int64(n * in.batch)
 }
 
-// Reset returns one slot to its initial state (u = v = 0, no pending
-// synaptic input), leaving the others.
+// Reset returns one slot to its initial state (u = 0, v at rest, no
+// pending synaptic input), leaving the others.
 func (in *Instance) Reset(slot int) error {
 	if in.closed {
 		return hal.ErrClosed
@@ -408,7 +411,7 @@ func (in *Instance) Reset(slot int) error {
 		r := &in.layers[k]
 		lo, hi := slot*r.n, (slot+1)*r.n
 		clear(r.u[lo:hi])
-		clear(r.v[lo:hi])
+		copy(r.v[lo:hi], in.net.Layers[k].V0)
 		clear(r.spk[lo:hi])
 		r.active[slot] = r.active[slot][:0]
 	}

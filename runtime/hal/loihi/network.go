@@ -70,6 +70,9 @@ type Layer struct {
 	// Scale is the float value of one unit of v, per neuron: a non-spiking
 	// layer's output is v·Scale.
 	Scale []float64
+	// V0 is the voltage at rest (v_leak in units of v), where Reset puts
+	// v; u starts at 0.
+	V0 []int32
 	// Sources are the Dense indices that feed the layer.
 	Sources []int
 }
@@ -92,10 +95,16 @@ type Options struct {
 	// x is sent as round(x·2^InputFracBits). Default 6, so with 8 bits the
 	// inputs cover [-2, 2) in steps of 1/64.
 	InputFracBits int
-	// Timesteps sizes the range of non-leaky states: the conversion keeps
-	// the worst case of that many steps of input inside 24 bits. Default:
-	// the Program's Timesteps, else 64.
+	// Timesteps sizes the range of non-spiking readouts: the conversion
+	// keeps the worst case of that many steps of input (or of the leak's
+	// settling, if shorter) inside 24 bits. Default: the Program's
+	// Timesteps, else 64.
 	Timesteps int
+	// Headroom sizes the negative range of spiking neurons, in thresholds:
+	// v may go down to −Headroom·v_threshold before it saturates (the
+	// positive side always holds the threshold plus the worst case of one
+	// step of input). Saturations are counted. Default 16.
+	Headroom float64
 }
 
 func (o *Options) withDefaults(p *compile.Program) (Options, error) {
@@ -114,6 +123,12 @@ func (o *Options) withDefaults(p *compile.Program) (Options, error) {
 	}
 	if c.Timesteps <= 0 {
 		c.Timesteps = 64
+	}
+	if c.Headroom == 0 {
+		c.Headroom = 16
+	}
+	if !(c.Headroom > 0) || math.IsInf(c.Headroom, 0) {
+		return c, fmt.Errorf("loihi: Options.Headroom %v must be positive", c.Headroom)
 	}
 	if c.InputBits < 2 || c.InputBits > 24 {
 		return c, fmt.Errorf("loihi: Options.InputBits %d out of [2, 24]", c.InputBits)
@@ -175,7 +190,7 @@ func unsupported(node, format string, args ...any) error {
 // neuronParams are the float parameters of one neuron in the form the
 // integer model needs: v ← am·v + u + bias, u ← as·u + c·x.
 type neuronParams struct {
-	am, as, c, bias, vth float64
+	am, as, c, bias, vth, vleak float64
 }
 
 // Convert maps a float Program onto the chip's integers. Supported graphs
@@ -207,6 +222,14 @@ func Convert(p *compile.Program, opts *Options) (*Network, *ConversionReport, er
 		out[e.From] = append(out[e.From], e.To)
 	}
 	kind := func(name string) snn.Kind { return g.Nodes[name].Kind() }
+	for _, name := range g.Names() {
+		switch k := kind(name); k {
+		case snn.KindInput, snn.KindOutput, snn.KindLinear, snn.KindAffine,
+			snn.KindLIF, snn.KindCubaLIF, snn.KindIF, snn.KindLI, snn.KindCubaLI, snn.KindI:
+		default:
+			return nil, nil, unsupported(name, "node kind %s is not supported (Input, Linear, Affine, LIF, CubaLIF, IF, LI, CubaLI, I, Output)", k)
+		}
+	}
 	// Structure.
 	for _, name := range g.Names() {
 		k := kind(name)
@@ -248,8 +271,6 @@ func Convert(p *compile.Program, opts *Options) (*Network, *ConversionReport, er
 			if len(in[name]) != 1 || !snn.IsNeuron(kind(in[name][0])) {
 				return nil, nil, unsupported(name, "an Output must read exactly one neuron node (it reads %v)", in[name])
 			}
-		default:
-			return nil, nil, unsupported(name, "node kind %s is not supported (Input, Linear, Affine, LIF, CubaLIF, IF, LI, CubaLI, I, Output)", k)
 		}
 	}
 
@@ -359,6 +380,7 @@ func params(name string, node snn.Node, i int, dt float64) (neuronParams, error)
 		np.c = pp * wj
 	}
 	np.bias = (1 - np.am) * vleak
+	np.vleak = vleak
 	if !(np.c > 0) {
 		return np, unsupported(name, "neuron %d has input gain %g: the chip needs a positive input scale (r and w_in > 0)", i, np.c)
 	}
@@ -486,9 +508,9 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 		if amL[i] < 1 {
 			steps = math.Min(T, 1/(1-amL[i]))
 		}
-		bv := (uF + math.Abs(biasF[i])) * steps
+		bv := (uF+math.Abs(biasF[i]))*steps + math.Abs(p.vleak)
 		if l.Spiking {
-			bv = math.Max(bv, p.vth+uF+math.Abs(biasF[i]))
+			bv = math.Max(o.Headroom*p.vth, p.vth+uF+math.Abs(biasF[i]))
 		}
 		dmin := math.Max(bv, uF) / (maxUV - 1)
 		if l.Spiking {
@@ -532,11 +554,24 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 		dr.WeightExp, dr.WeightStep = s.d.WeightExp, q
 		reports = append(reports, dr)
 	}
+	// A negative weight exponent floors the dendritic sum: on average it
+	// loses (2^k − 1)/2^(k+1) of a unit, which is 64 times that in u. A
+	// constant bias gives it back (divided by 1 − a_s where u keeps it).
+	floorLoss := 0.0
+	for _, s := range srcs {
+		if k := -s.d.WeightExp; k > 0 {
+			floorLoss += (1 << ActShift) * (0.5 - math.Ldexp(0.5, -k))
+			nr.Notes = appendOnce(nr.Notes, fmt.Sprintf("%q has weight exponent %d: the mean loss of its floor is returned as bias", s.d.Name, s.d.WeightExp))
+		}
+	}
 	// Thresholds, biases, scales.
-	l.Vth, l.BiasMant, l.BiasExp, l.Scale = make([]int32, n), make([]int32, n), make([]int32, n), make([]float64, n)
+	l.Vth, l.BiasMant, l.BiasExp, l.Scale, l.V0 = make([]int32, n), make([]int32, n), make([]int32, n), make([]float64, n), make([]int32, n)
 	for i, p := range ps {
 		delta := p.c * U / (1 << ActShift)
 		l.Scale[i] = delta
+		biasF[i] += floorLoss / (1 - asL[i]) * delta
+		v0, _ := clipV(int64(math.Round(p.vleak / delta)))
+		l.V0[i] = int32(v0)
 		if l.Spiking {
 			m := math.Round(p.vth / (delta * (1 << VthShift)))
 			if m > MaxVth {

@@ -1,0 +1,67 @@
+package loihi_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/runtime/hal"
+	"github.com/neuro-go/neuro/snn"
+)
+
+// Non-spiking readouts (LI, CubaLI, I, with and without v_leak and an
+// Affine bias) output v times the scale; the chip's v must track the float
+// membrane to within its rounding over many steps.
+func TestReadoutTracksFloat(t *testing.T) {
+	w := snn.NewTensor(3, 4)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range w.Data {
+		w.Data[i] = float32(math.Round(rng.NormFloat64()*32)) / 64 // on the 8-bit grid: only the state arithmetic differs
+	}
+	bias := []float32{0.3, -0.2, 0.1}
+	for _, tc := range []struct {
+		name string
+		n    snn.Node
+		tol  float64
+	}{
+		{"LI", &snn.LI{Tau: []float64{10e-3}, R: []float64{2}, VLeak: []float64{0}}, 2e-3},
+		{"LI leak", &snn.LI{Tau: []float64{10e-3, 5e-3, 30e-3}, R: []float64{1}, VLeak: []float64{0.5}}, 2e-3},
+		{"I", &snn.I{R: []float64{1000}}, 2e-3},
+		{"CubaLI", &snn.CubaLI{TauSyn: []float64{5e-3}, TauMem: []float64{20e-3}, R: []float64{1}, VLeak: []float64{0}, WIn: []float64{1}}, 2e-3},
+		{"CubaLI equal taus", &snn.CubaLI{TauSyn: []float64{10e-3}, TauMem: []float64{10e-3}, R: []float64{1}, VLeak: []float64{-0.1}, WIn: []float64{2}}, 2e-3},
+		{"LI affine", &snn.LI{Tau: []float64{10e-3}, R: []float64{1}, VLeak: []float64{0}}, 2e-3},
+		{"CubaLI affine", &snn.CubaLI{TauSyn: []float64{5e-3}, TauMem: []float64{20e-3}, R: []float64{1}, VLeak: []float64{0}, WIn: []float64{1}}, 2e-2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var syn snn.Node = &snn.Linear{Weight: w}
+			if strings.HasSuffix(tc.name, "affine") {
+				syn = &snn.Affine{Weight: w, Bias: bias}
+			}
+			g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{4}}).Add("fc", syn).
+				Add("n", tc.n).Add("out", &snn.Output{}).Connect("in", "fc", "n", "out")
+			p := &compile.Program{Graph: g, Dt: 1e-3, Timesteps: 100}
+			worst, peak := 0.0, 0.0
+			li := run(t, p, hal.Config{}, 1, 100, func(s int) []float32 {
+				x := make([]float32, 4)
+				for i := range x {
+					x[i] = float32(math.Round(math.Sin(float64(s+i)/7)*64)) / 64
+				}
+				return x
+			}, func(s int, cpu, chip hal.Instance) {
+				for i, a := range cpu.Output(0) {
+					b := chip.Output(0)[i]
+					worst = math.Max(worst, math.Abs(float64(a-b)))
+					peak = math.Max(peak, math.Abs(float64(a)))
+				}
+			})
+			r := li.Report()
+			t.Logf("report fc %+v n %+v", *r.Node("fc"), *r.Node("n"))
+			t.Logf("largest |float − chip| %.3g, largest |v| %.3g", worst, peak)
+			if worst > tc.tol*peak {
+				t.Fatalf("chip readout off by %.3g (peak %.3g)", worst, peak)
+			}
+		})
+	}
+}
