@@ -37,7 +37,91 @@ func scanStructure(r io.ReaderAt, size int64) error {
 	if err != nil {
 		return err
 	}
-	return s.object(root, 0, "/")
+	if err := s.object(root, 0, "/"); err != nil {
+		return err
+	}
+	return s.signatures()
+}
+
+// signatures checks the structures the library sizes its buffers from
+// and that the group walk does not reach: global heap collections (read
+// for variable-length strings) and chunk B-tree nodes (read for
+// compressed datasets). Both begin with a signature; every occurrence
+// whose claimed size would reach past the end of the file is refused.
+// A false match needs 5 to 8 specific bytes in a row.
+func (s *scanner) signatures() error {
+	const block = 1 << 20
+	le := binary.LittleEndian
+	buf := make([]byte, block+64)
+	for off := int64(0); off < s.size; off += block {
+		n, err := s.r.ReadAt(buf[:min(int64(len(buf)), s.size-off)], off)
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("nir: reading offset %d: %w", off, err)
+		}
+		b := buf[:n]
+		for i := 0; i < min(n, block); i++ {
+			switch {
+			case b[i] == 'G' && i+16 <= n && string(b[i:i+8]) == "GCOL\x01\x00\x00\x00":
+				if sz := le.Uint64(b[i+8:]); sz > uint64(s.size-off-int64(i)) {
+					return invalidf("", "", "hdf5: global heap at offset %d claims %d bytes, beyond the end of the file", off+int64(i), sz)
+				}
+			case b[i] == 'T' && i+24 <= n && string(b[i:i+5]) == "TREE\x01":
+				if err := s.chunkTree(uint64(off) + uint64(i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// chunkTree checks the chunk sizes in the keys of a chunk B-tree node.
+// The key's dimensionality is not known here; the node is checked for
+// every plausible rank, and refused only if no rank makes it fit.
+func (s *scanner) chunkTree(addr uint64) error {
+	le := binary.LittleEndian
+	h, err := s.read(addr, 24)
+	if err != nil {
+		return nil
+	}
+	entries := int(le.Uint16(h[6:8]))
+	for rank := 1; rank <= 33; rank++ {
+		key := 8 + 8*rank
+		body, err := s.read(addr+24, entries*(key+8)+key)
+		if err != nil {
+			continue
+		}
+		ok := true
+		for e := 0; e < entries && ok; e++ {
+			p := e * (key + 8)
+			nbytes := uint64(le.Uint32(body[p:]))
+			child := le.Uint64(body[p+key:])
+			if h[5] == 0 && (child >= uint64(s.size) || nbytes > uint64(s.size)-child) {
+				ok = false
+			}
+		}
+		if ok {
+			return nil
+		}
+	}
+	return invalidf("", "", "hdf5: chunk index at offset %d points at chunks beyond the end of the file", addr)
+}
+
+// heap checks a local heap (the names of an old-style group's members).
+func (s *scanner) heap(addr uint64) error {
+	h, err := s.read(addr, 32)
+	if err != nil {
+		return err
+	}
+	if string(h[:4]) != "HEAP" {
+		return invalidf("", "", "hdf5: no local heap at offset %d", addr)
+	}
+	le := binary.LittleEndian
+	size, data := le.Uint64(h[8:16]), le.Uint64(h[24:32])
+	if data >= uint64(s.size) || size > uint64(s.size)-data {
+		return invalidf("", "", "hdf5: local heap at offset %d claims %d bytes at offset %d, beyond the end of the file", addr, size, data)
+	}
+	return nil
 }
 
 func (s *scanner) read(addr uint64, n int) ([]byte, error) {
@@ -69,9 +153,16 @@ func (s *scanner) rootAddr() (uint64, error) {
 		if v == 1 {
 			off = 68
 		}
-		h, err := s.read(uint64(off), 8)
+		h, err := s.read(uint64(off), 32)
 		if err != nil {
 			return 0, err
+		}
+		// A cached symbol table (cache type 1) the library may use for the
+		// root group.
+		if le.Uint32(h[8:12]) == 1 {
+			if err := s.heap(le.Uint64(h[24:32])); err != nil {
+				return 0, err
+			}
 		}
 		return le.Uint64(h), nil
 	case 2, 3:
@@ -132,6 +223,9 @@ func (s *scanner) object(addr uint64, depth int, path string) error {
 				return invalidf("", "", "hdf5: short symbol table message in %s", path)
 			}
 			btree = le.Uint64(data[:8])
+			if err := s.heap(le.Uint64(data[8:16])); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -239,6 +333,16 @@ func (s *scanner) btreeChildren(addr uint64, acc []uint64, depth int) ([]uint64,
 				continue
 			}
 			acc = append(acc, le.Uint64(e[8:16]))
+			// Cache type 1: the library uses the B-tree and heap cached
+			// here rather than the child's own header.
+			if le.Uint32(e[16:20]) == 1 {
+				if err := s.heap(le.Uint64(e[32:40])); err != nil {
+					return nil, err
+				}
+				if acc, err = s.btreeChildren(le.Uint64(e[24:32]), acc, depth+1); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	return acc, nil

@@ -219,3 +219,15 @@ with open("expected.json", "w") as f:
     json.dump(expected, f, indent=1, sort_keys=True)
     f.write("\n")
 print("wrote", len(fixtures), "fixtures")
+
+# A hostile file for the reader's tests: a group that contains a hard link
+# to itself (old-style groups, as h5py writes by default).
+import h5py
+
+with h5py.File("hostile_cycle.h5", "w") as f:
+    f.create_dataset("version", data="1.0.7", dtype=h5py.string_dtype())
+    g = f.create_group("node")
+    g.create_dataset("type", data="NIRGraph", dtype=h5py.string_dtype())
+    n = g.create_group("nodes")
+    n["loop"] = g
+print("wrote hostile_cycle.h5")
