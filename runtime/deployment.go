@@ -1,0 +1,337 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/runtime/hal"
+)
+
+// Status of a deployment.
+type Status string
+
+const (
+	StatusLoading Status = "loading"
+	StatusReady   Status = "ready"
+	StatusFailed  Status = "failed"
+)
+
+// Deployment is a model placed on a device: replicas of one loaded
+// Instance, each stepping up to MaxBatch sequences together, fed from one
+// bounded queue.
+type Deployment struct {
+	ID       string
+	Model    *Model
+	Device   hal.Capabilities
+	MaxBatch int
+	Replicas int
+	Created  time.Time
+
+	rt       *Runtime
+	spec     DeploymentSpec
+	queue    chan *seq
+	submitMu sync.Mutex
+	done     chan struct{}
+	wg       sync.WaitGroup
+
+	mu       sync.Mutex
+	status   Status
+	failure  error
+	live     int // replicas still serving
+	active   int // sequences in slots
+	stopOnce sync.Once
+}
+
+func newDeployment(r *Runtime, spec DeploymentSpec, m *Model) *Deployment {
+	depth := r.opts.QueueDepth
+	if depth == 0 {
+		depth = 4 * spec.MaxBatch * spec.Replicas
+	}
+	return &Deployment{
+		ID: spec.ID, Model: m, MaxBatch: spec.MaxBatch, Replicas: spec.Replicas, Created: r.opts.Now(),
+		rt: r, spec: spec, queue: make(chan *seq, depth), done: make(chan struct{}), status: StatusLoading,
+	}
+}
+
+// Status reports whether the deployment serves.
+func (d *Deployment) Status() Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.status
+}
+
+// Failure is the error that failed the deployment, if it failed.
+func (d *Deployment) Failure() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.failure
+}
+
+// Load reports the sequences in slots and waiting in the queue.
+func (d *Deployment) Load() (active, queued int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.active, len(d.queue)
+}
+
+func (d *Deployment) start(ctx context.Context) error {
+	dev, err := hal.Open(d.spec.Device, d.spec.Config)
+	if err != nil {
+		return err
+	}
+	d.Device = dev.Capabilities()
+	insts := make([]hal.Instance, 0, d.Replicas)
+	for i := 0; i < d.Replicas; i++ {
+		in, err := dev.Load(ctx, d.Model.Program, d.MaxBatch)
+		if err != nil {
+			for _, in := range insts {
+				in.Close()
+			}
+			return fmt.Errorf("runtime: deploying %q on %s: %w", d.Model.ID, d.spec.Device, err)
+		}
+		if len(in.Inputs()) != 1 || len(in.Outputs()) != 1 {
+			in.Close()
+			return fmt.Errorf("runtime: deploying %q: the loaded program has %d inputs and %d outputs, want 1 and 1", d.Model.ID, len(in.Inputs()), len(in.Outputs()))
+		}
+		insts = append(insts, in)
+	}
+	d.mu.Lock()
+	d.status, d.live = StatusReady, len(insts)
+	d.mu.Unlock()
+	for _, in := range insts {
+		w := newWorker(d, in)
+		d.wg.Add(1)
+		go w.run()
+	}
+	return nil
+}
+
+func (d *Deployment) stop() {
+	d.stopOnce.Do(func() { close(d.done) })
+	d.wg.Wait()
+	// Nothing serves any more: fail what is still queued.
+	for {
+		select {
+		case s := <-d.queue:
+			s.fail(ErrClosed)
+		default:
+			return
+		}
+	}
+}
+
+// submit queues all sequences of a request, or none.
+func (d *Deployment) submit(seqs []*seq) error {
+	d.submitMu.Lock()
+	defer d.submitMu.Unlock()
+	if d.Status() != StatusReady {
+		return fmt.Errorf("%w: deployment %q is %s", ErrDeviceUnavailable, d.ID, d.Status())
+	}
+	select {
+	case <-d.done:
+		return ErrClosed
+	default:
+	}
+	if len(d.queue)+len(seqs) > cap(d.queue) {
+		return fmt.Errorf("%w: deployment %q has %d sequences waiting (limit %d)", ErrOverloaded, d.ID, len(d.queue), cap(d.queue))
+	}
+	for _, s := range seqs {
+		d.queue <- s
+	}
+	return nil
+}
+
+// worker steps one Instance: between tokens, finished or cancelled
+// sequences leave their slots and queued ones join (continuous batching).
+type worker struct {
+	d      *Deployment
+	inst   hal.Instance
+	slots  []*seq
+	hot    []int // the one-hot index set in each slot's input, or -1
+	input  []float32
+	vocab  int
+	steps  int
+	pulse  bool
+	target compile.Target
+	active int
+}
+
+func newWorker(d *Deployment, in hal.Instance) *worker {
+	v := in.Inputs()[0].Size
+	w := &worker{
+		d: d, inst: in, slots: make([]*seq, in.Batch()), hot: make([]int, in.Batch()),
+		input: make([]float32, in.Batch()*v), vocab: v, steps: d.Model.Program.Timesteps,
+		pulse: d.Model.Program.Input.Kind == "one-hot-pulse", target: d.Device.Target,
+	}
+	for i := range w.hot {
+		w.hot[i] = -1
+	}
+	return w
+}
+
+func (w *worker) run() {
+	defer w.d.wg.Done()
+	defer w.inst.Close()
+	defer w.setActive(0)
+	for {
+		if !w.admit() {
+			w.release(ErrClosed)
+			return
+		}
+		if err := w.tick(); err != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrDeviceUnavailable, w.d.Device.Name, err)
+			w.release(err)
+			w.d.replicaFailed(err)
+			return
+		}
+	}
+}
+
+// admit fills free slots from the queue, blocking while no sequence is
+// active. It returns false when the deployment stops.
+func (w *worker) admit() bool {
+	for {
+		active := 0
+		for i, s := range w.slots {
+			if s == nil {
+				select {
+				case s := <-w.d.queue:
+					w.slots[i] = s
+					w.inst.Reset(i)
+				default:
+				}
+			}
+			if w.slots[i] != nil {
+				active++
+			}
+		}
+		w.setActive(active)
+		if active > 0 {
+			select {
+			case <-w.d.done:
+				return false
+			default:
+				return true
+			}
+		}
+		select {
+		case s := <-w.d.queue:
+			w.slots[0] = s
+			w.inst.Reset(0)
+		case <-w.d.done:
+			return false
+		}
+	}
+}
+
+// setActive publishes this worker's count of sequences in slots.
+func (w *worker) setActive(n int) {
+	w.d.mu.Lock()
+	w.d.active += n - w.active
+	w.d.mu.Unlock()
+	w.active = n
+}
+
+// tick presents one token to every active slot for the program's
+// timesteps, then hands each its logits.
+func (w *worker) tick() error {
+	active := 0
+	for i, s := range w.slots {
+		if s == nil {
+			continue
+		}
+		if s.ctx.Err() != nil {
+			s.fail(s.ctx.Err())
+			w.free(i)
+			continue
+		}
+		w.setHot(i, s.input())
+		active++
+	}
+	if active == 0 {
+		return nil
+	}
+	before := w.inst.Counters()
+	for step := 0; step < w.steps; step++ {
+		if w.pulse && step == 1 {
+			for i := range w.slots {
+				w.setHot(i, -1)
+			}
+		}
+		if err := w.inst.Step(context.Background(), w.input); err != nil {
+			return err
+		}
+	}
+	delta := w.inst.Counters()
+	share := 1 / float64(active)
+	st := Stats{
+		Timesteps:     int64(w.steps),
+		Spikes:        float64(delta.Spikes-before.Spikes) * share,
+		SynapticOps:   float64(delta.SynapticOps-before.SynapticOps) * share,
+		NeuronUpdates: float64(delta.NeuronUpdates-before.NeuronUpdates) * share,
+	}
+	e := w.target.Energy
+	st.EnergyMicrojoule = (st.NeuronUpdates*e.NeuronUpdatePJ + st.Spikes*e.SpikePJ + st.SynapticOps*e.SynapticOpPJ +
+		float64(w.steps)*e.StaticPerStepPJ*share) * 1e-6
+	out := w.inst.Output(0)
+	for i, s := range w.slots {
+		if s == nil {
+			continue
+		}
+		s.stats.add(st)
+		if s.advance(out[i*w.vocab : (i+1)*w.vocab]) {
+			w.free(i)
+		}
+	}
+	return nil
+}
+
+func (w *worker) setHot(slot, id int) {
+	base := slot * w.vocab
+	if w.hot[slot] >= 0 {
+		w.input[base+w.hot[slot]] = 0
+	}
+	w.hot[slot] = id
+	if id >= 0 {
+		w.input[base+id] = 1
+	}
+}
+
+func (w *worker) free(slot int) {
+	w.slots[slot] = nil
+	w.setHot(slot, -1)
+}
+
+// release fails every sequence in a slot.
+func (w *worker) release(err error) {
+	for i, s := range w.slots {
+		if s != nil {
+			s.fail(err)
+			w.free(i)
+		}
+	}
+}
+
+func (d *Deployment) replicaFailed(err error) {
+	d.mu.Lock()
+	d.live--
+	last := d.live == 0
+	if last {
+		d.status, d.failure = StatusFailed, err
+	}
+	d.mu.Unlock()
+	d.rt.log.Error("deployment replica failed", "deployment", d.ID, "error", err)
+	if last {
+		for {
+			select {
+			case s := <-d.queue:
+				s.fail(err)
+			default:
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,39 @@
+// Package runtime serves spiking language models: it registers models
+// (a compiled Program plus its tokenizer, chat template and card), places
+// them on devices as deployments, and generates text for many callers at
+// once.
+//
+// # Overview
+//
+// A request is a sequence whose spiking state is its whole context: its
+// memory does not grow with the context, unlike a transformer's key-value
+// cache. Each token is presented to the network for the program's
+// timesteps (one-hot on its Input), the logits are read from its Output,
+// and the next token is sampled on the host (temperature, top_p, seed,
+// stop sequences, presence and frequency penalties, logit_bias, n choices,
+// logprobs with alternatives). Results stream through a callback that stops
+// generation when it returns an error (Generate), or an iterator (Stream).
+//
+// Concurrent requests on one deployment share its Instances: a worker per
+// replica steps up to MaxBatch sequences together and, between tokens, lets
+// finished or cancelled sequences leave and queued ones join (continuous
+// batching). The queue is bounded: work it cannot take is refused with
+// ErrOverloaded instead of waiting without limit. A cancelled context frees
+// its slot before the next token; a device that fails ends the sequences on
+// it with ErrDeviceUnavailable.
+//
+// Telemetry records every request per caller (an opaque principal), model
+// and deployment: latency and time-to-first-token percentiles, tokens,
+// timesteps, spikes, synaptic operations and energy from the device's cost
+// model. A batch step's cost is shared equally by the sequences in it.
+//
+// # Invariants
+//
+//   - The same request with the same seed on the same deployment gives the
+//     same text, whatever else runs beside it: batch slots never interact
+//     and each sequence draws from its own random stream.
+//   - Nothing a caller sends panics the runtime; invalid values are
+//     *ParamError (wrapping ErrInvalidRequest) naming the field.
+//   - Generate returns only when none of its sequences holds a slot any
+//     more, so no goroutine or slot outlives a request.
+package runtime

@@ -1,0 +1,535 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neuro-go/neuro/tokenizer"
+)
+
+// Request asks for a completion: of a text (Prompt) or of a chat
+// (Messages).
+type Request struct {
+	// Model names the model (ID or alias). With Deployment set it may be
+	// empty; if both are set they must agree.
+	Model      string
+	Deployment string
+	Prompt     string
+	Messages   []tokenizer.Message
+	Sampling   Sampling
+	// MaxTokens bounds the completion; 0 means until the model stops or
+	// the context is full. Use EchoOnly for a completion of no tokens.
+	MaxTokens int
+	// EchoOnly asks for no completion at all (max_tokens 0): with Echo and
+	// Logprobs it scores the prompt.
+	EchoOnly bool
+	// Stop lists up to 4 strings that end the completion; they are not
+	// part of the text.
+	Stop []string
+	// N is the number of choices; default 1.
+	N int
+	// Logprobs asks for the log-probability of each generated token, and
+	// TopLogprobs for that many alternatives at each position.
+	Logprobs    bool
+	TopLogprobs int
+	// Echo asks for the prompt's token log-probabilities (text completion).
+	Echo bool
+	// Principal identifies the caller for telemetry; Endpoint names the
+	// API call.
+	Principal string
+	Endpoint  string
+}
+
+// Event is a piece of a streamed completion.
+type Event struct {
+	Choice int
+	// Text is new text of the choice; never part of a stop sequence.
+	Text string
+	// Logprobs are those of the tokens consumed since the last event.
+	Logprobs []TokenLogprob
+	// FinishReason is set on the last event of a choice: "stop" or
+	// "length".
+	FinishReason string
+}
+
+// Choice is one finished completion.
+type Choice struct {
+	Index        int
+	Text         string
+	Tokens       []int
+	Logprobs     []TokenLogprob
+	FinishReason string
+}
+
+// Usage counts tokens.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Result is a finished request.
+type Result struct {
+	Model      string
+	Deployment string
+	Choices    []Choice
+	Usage      Usage
+	// PromptTokens are the prompt's token ids, and PromptLogprobs their
+	// log-probabilities (Echo with Logprobs; the first has none).
+	PromptTokens   []int
+	PromptLogprobs []TokenLogprob
+	Stats          Stats
+}
+
+// Stats is what a request cost on the device. A batch step's cost is
+// shared equally by the sequences stepped in it.
+type Stats struct {
+	Timesteps        int64
+	Spikes           float64
+	SynapticOps      float64
+	NeuronUpdates    float64
+	EnergyMicrojoule float64
+	TimeToFirstToken time.Duration
+	Latency          time.Duration
+}
+
+// Generate runs a request to completion, calling fn (if not nil) with each
+// event as it happens; an error from fn stops generation and is returned.
+// fn runs on the caller's goroutine.
+func (r *Runtime) Generate(ctx context.Context, req *Request, fn func(Event) error) (*Result, error) {
+	start := r.opts.Now()
+	res, err := r.generate(ctx, req, fn, start)
+	r.telemetry.record(req, res, err, start, r.opts.Now())
+	return res, err
+}
+
+// Stream runs a request and yields its events; breaking out of the loop
+// cancels it. The final error, if any, is yielded last.
+func (r *Runtime) Stream(ctx context.Context, req *Request) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		stopped := errors.New("stopped")
+		_, err := r.Generate(ctx, req, func(ev Event) error {
+			if !yield(ev, nil) {
+				return stopped
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, stopped) {
+			yield(Event{}, err)
+		}
+	}
+}
+
+// Prepare validates a request and encodes its prompt, without running it:
+// what Generate would refuse, Prepare refuses with the same error.
+func (r *Runtime) Prepare(req *Request) (*Deployment, []int, error) {
+	d, err := r.resolve(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	prompt, err := r.encodePrompt(d.Model, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, prompt, nil
+}
+
+func (r *Runtime) resolve(req *Request) (*Deployment, error) {
+	if req.Deployment != "" {
+		d, err := r.Deployment(req.Deployment)
+		if err != nil {
+			return nil, err
+		}
+		if req.Model != "" {
+			m, err := r.Model(req.Model)
+			if err != nil {
+				return nil, err
+			}
+			if m.ID != d.Model.ID {
+				return nil, &ParamError{"model", fmt.Sprintf("deployment %q serves %q, not %q", d.ID, d.Model.ID, req.Model)}
+			}
+		}
+		if !d.Model.IsLanguageModel() {
+			return nil, fmt.Errorf("%w: %q", ErrNotLanguageModel, d.Model.ID)
+		}
+		if d.Status() != StatusReady {
+			return nil, fmt.Errorf("%w: deployment %q is %s", ErrDeviceUnavailable, d.ID, d.Status())
+		}
+		return d, nil
+	}
+	m, err := r.Model(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	if !m.IsLanguageModel() {
+		return nil, fmt.Errorf("%w: %q", ErrNotLanguageModel, m.ID)
+	}
+	return r.DeploymentFor(m.ID)
+}
+
+func (r *Runtime) encodePrompt(m *Model, req *Request) ([]int, error) {
+	if err := checkRequest(req); err != nil {
+		return nil, err
+	}
+	var ids []int
+	if req.Messages != nil {
+		var err error
+		ids, err = m.Tokenizer.EncodeChat(req.Messages, true)
+		if err != nil {
+			return nil, &ParamError{"messages", err.Error()}
+		}
+	} else {
+		ids = m.Tokenizer.Encode(req.Prompt)
+	}
+	if len(ids) == 0 {
+		// An empty prompt starts from the end-of-text token, where every
+		// training document starts.
+		id, ok := m.Tokenizer.SpecialID(tokenizer.EndOfText)
+		if !ok {
+			return nil, &ParamError{"prompt", "empty prompt, and the tokenizer has no end-of-text token to start from"}
+		}
+		ids = []int{id}
+	}
+	if n := m.ContextLength(); n > 0 && len(ids) > n {
+		return nil, fmt.Errorf("%w: %d prompt tokens, the context holds %d", ErrContextLength, len(ids), n)
+	}
+	return ids, nil
+}
+
+func checkRequest(req *Request) error {
+	s := req.Sampling
+	switch {
+	case len(req.Messages) == 0 && req.Messages != nil:
+		return &ParamError{"messages", "at least one message is required"}
+	case s.Temperature < 0 || s.Temperature > 2:
+		return &ParamError{"temperature", fmt.Sprintf("%v is outside [0, 2]", s.Temperature)}
+	case s.TopP < 0 || s.TopP > 1:
+		return &ParamError{"top_p", fmt.Sprintf("%v is outside [0, 1]", s.TopP)}
+	case s.PresencePenalty < -2 || s.PresencePenalty > 2:
+		return &ParamError{"presence_penalty", fmt.Sprintf("%v is outside [-2, 2]", s.PresencePenalty)}
+	case s.FrequencyPenalty < -2 || s.FrequencyPenalty > 2:
+		return &ParamError{"frequency_penalty", fmt.Sprintf("%v is outside [-2, 2]", s.FrequencyPenalty)}
+	case req.N < 0 || req.N > 8:
+		return &ParamError{"n", fmt.Sprintf("%d is outside [1, 8]", req.N)}
+	case req.MaxTokens < 0:
+		return &ParamError{"max_tokens", fmt.Sprintf("%d is negative", req.MaxTokens)}
+	case len(req.Stop) > 4:
+		return &ParamError{"stop", fmt.Sprintf("%d stop sequences, at most 4", len(req.Stop))}
+	case req.TopLogprobs < 0 || req.TopLogprobs > 20:
+		return &ParamError{"top_logprobs", fmt.Sprintf("%d is outside [0, 20]", req.TopLogprobs)}
+	}
+	for _, st := range req.Stop {
+		if st == "" {
+			return &ParamError{"stop", "empty stop sequence"}
+		}
+	}
+	for id, b := range s.LogitBias {
+		if b < -100 || b > 100 {
+			return &ParamError{"logit_bias", fmt.Sprintf("bias %v for token %d is outside [-100, 100]", b, id)}
+		}
+	}
+	return nil
+}
+
+func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) error, start time.Time) (*Result, error) {
+	d, prompt, err := r.Prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	m := d.Model
+	for id := range req.Sampling.LogitBias {
+		if id < 0 || id >= m.Tokenizer.VocabSize() {
+			return nil, &ParamError{"logit_bias", fmt.Sprintf("token %d is not in the vocabulary of %d", id, m.Tokenizer.VocabSize())}
+		}
+	}
+	n := max(req.N, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rs := &reqState{notify: make(chan struct{}, 1), remaining: n, start: start, now: r.opts.Now}
+	var seed uint64
+	if req.Sampling.Seed != nil {
+		seed = uint64(*req.Sampling.Seed)
+	} else {
+		seed = rand.Uint64()
+	}
+	stopIDs, _ := m.Tokenizer.StopIDs()
+	if id, ok := m.Tokenizer.SpecialID(tokenizer.EndOfText); ok {
+		stopIDs = append(stopIDs, id)
+	}
+	seqs := make([]*seq, n)
+	for i := range seqs {
+		seqs[i] = newSeq(ctx, req, i, prompt, m, rs, seed+uint64(i)*0x632be59bd9b4e019, stopIDs)
+	}
+	if err := d.submit(seqs); err != nil {
+		return nil, err
+	}
+	res := &Result{Model: m.ID, Deployment: d.ID, Choices: make([]Choice, n), PromptTokens: prompt}
+	var fnErr error
+	for {
+		rs.mu.Lock()
+		evs := rs.events
+		rs.events = nil
+		done := rs.remaining == 0
+		rs.mu.Unlock()
+		for _, ev := range evs {
+			c := &res.Choices[ev.Choice]
+			c.Index = ev.Choice
+			c.Text += ev.Text
+			c.Logprobs = append(c.Logprobs, ev.Logprobs...)
+			if ev.FinishReason != "" {
+				c.FinishReason = ev.FinishReason
+			}
+			if fn != nil && fnErr == nil {
+				if fnErr = fn(ev); fnErr != nil {
+					cancel()
+				}
+			}
+		}
+		if done {
+			break
+		}
+		<-rs.notify
+	}
+	for i, s := range seqs {
+		res.Choices[i].Tokens = s.generated
+		res.Usage.CompletionTokens += len(s.generated)
+		res.Stats.add(s.stats)
+		if s.err != nil && err == nil {
+			err = s.err
+		}
+	}
+	res.PromptLogprobs = seqs[0].promptLogprobs
+	res.Usage.PromptTokens = len(prompt)
+	res.Usage.TotalTokens = res.Usage.PromptTokens + res.Usage.CompletionTokens
+	res.Stats.Latency = r.opts.Now().Sub(start)
+	res.Stats.TimeToFirstToken = rs.ttft
+	if fnErr != nil {
+		return res, fnErr
+	}
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func (s *Stats) add(o Stats) {
+	s.Timesteps += o.Timesteps
+	s.Spikes += o.Spikes
+	s.SynapticOps += o.SynapticOps
+	s.NeuronUpdates += o.NeuronUpdates
+	s.EnergyMicrojoule += o.EnergyMicrojoule
+}
+
+// reqState collects the events of one request's sequences for the
+// caller's goroutine.
+type reqState struct {
+	mu        sync.Mutex
+	events    []Event
+	remaining int
+	notify    chan struct{}
+	start     time.Time
+	ttft      time.Duration
+	now       func() time.Time
+}
+
+func (rs *reqState) push(ev Event, finished bool) {
+	rs.mu.Lock()
+	if rs.ttft == 0 && ev.Text != "" {
+		rs.ttft = rs.now().Sub(rs.start)
+	}
+	rs.events = append(rs.events, ev)
+	if finished {
+		rs.remaining--
+	}
+	rs.mu.Unlock()
+	select {
+	case rs.notify <- struct{}{}:
+	default:
+	}
+}
+
+// seq is one choice being generated, owned by a deployment worker once
+// admitted.
+type seq struct {
+	ctx     context.Context
+	req     *Request
+	choice  int
+	prompt  []int
+	pos     int // next prompt token to present
+	last    int // last sampled token
+	model   *Model
+	rs      *reqState
+	sampler *sampler
+	decoder *tokenizer.Decoder
+	stopIDs []int
+
+	generated      []int
+	text           strings.Builder
+	emitted        int // bytes of text already sent
+	holdback       int // bytes kept back in case they start a stop sequence
+	pending        []TokenLogprob
+	promptLogprobs []TokenLogprob
+	stats          Stats
+	err            error
+	finished       bool
+	finishReason   string
+}
+
+func newSeq(ctx context.Context, req *Request, choice int, prompt []int, m *Model, rs *reqState, seed uint64, stopIDs []int) *seq {
+	s := &seq{
+		ctx: ctx, req: req, choice: choice, prompt: prompt, model: m, rs: rs,
+		sampler: newSampler(req.Sampling, m.Tokenizer.VocabSize(), seed),
+		decoder: m.Tokenizer.NewDecoder(), stopIDs: stopIDs,
+	}
+	for _, st := range req.Stop {
+		s.holdback = max(s.holdback, len(st)-1)
+	}
+	return s
+}
+
+// input is the token to present at the next tick.
+func (s *seq) input() int {
+	if s.pos < len(s.prompt) {
+		return s.prompt[s.pos]
+	}
+	return s.last
+}
+
+func (s *seq) tokenText(id int) string {
+	b, _ := s.model.Tokenizer.TokenBytes(id)
+	return string(b)
+}
+
+// advance consumes the logits read after the tick; it returns true when
+// the sequence has finished.
+func (s *seq) advance(logits []float32) bool {
+	if s.pos < len(s.prompt) {
+		s.pos++
+		if s.pos < len(s.prompt) {
+			if s.req.Echo && s.req.Logprobs && s.choice == 0 {
+				s.sampler.process(logits)
+				next := s.prompt[s.pos]
+				lp := TokenLogprob{Token: next, Text: s.tokenText(next), Logprob: s.sampler.logSoftmax(next)}
+				lp.Top = s.sampler.top(nil, s.req.TopLogprobs, s.tokenText)
+				s.promptLogprobs = append(s.promptLogprobs, lp)
+			}
+			return false
+		}
+	}
+	if s.req.EchoOnly {
+		s.finish("length")
+		return true
+	}
+	if s.req.MaxTokens > 0 && len(s.generated) >= s.req.MaxTokens {
+		s.finish("length")
+		return true
+	}
+	if n := s.model.ContextLength(); n > 0 && len(s.prompt)+len(s.generated) >= n {
+		s.finish("length")
+		return true
+	}
+	id := s.sampler.next(logits)
+	s.last = id
+	s.generated = append(s.generated, id)
+	var lp TokenLogprob
+	if s.req.Logprobs {
+		lp = TokenLogprob{Token: id, Text: s.tokenText(id), Logprob: s.sampler.logSoftmax(id)}
+		lp.Top = s.sampler.top(nil, s.req.TopLogprobs, s.tokenText)
+	}
+	for _, st := range s.stopIDs {
+		if id == st {
+			if s.req.Logprobs {
+				s.pending = append(s.pending, lp)
+			}
+			s.finish("stop")
+			return true
+		}
+	}
+	piece, _ := s.decoder.Next(id)
+	s.text.WriteString(piece)
+	if s.req.Logprobs {
+		s.pending = append(s.pending, lp)
+	}
+	if s.stopMatched() {
+		s.finish("stop")
+		return true
+	}
+	if s.req.MaxTokens > 0 && len(s.generated) >= s.req.MaxTokens {
+		s.text.WriteString(s.decoder.Flush())
+		s.finish("length")
+		return true
+	}
+	s.emit(false)
+	return false
+}
+
+// stopMatched truncates the text at the first stop sequence, if any.
+func (s *seq) stopMatched() bool {
+	if len(s.req.Stop) == 0 {
+		return false
+	}
+	text := s.text.String()
+	from := max(0, s.emitted-s.holdback)
+	cut := -1
+	for _, st := range s.req.Stop {
+		if i := strings.Index(text[from:], st); i >= 0 && (cut < 0 || from+i < cut) {
+			cut = from + i
+		}
+	}
+	if cut < 0 {
+		return false
+	}
+	s.text.Reset()
+	s.text.WriteString(text[:cut])
+	return true
+}
+
+// emit sends the text that can no longer turn into a stop sequence (all of
+// it when final).
+func (s *seq) emit(final bool) {
+	text := s.text.String()
+	upto := len(text)
+	if !final {
+		upto -= s.holdback
+		for upto > s.emitted && upto < len(text) && !isRuneStart(text[upto]) {
+			upto--
+		}
+	}
+	ev := Event{Choice: s.choice}
+	if upto > s.emitted {
+		ev.Text = text[s.emitted:upto]
+		s.emitted = upto
+	}
+	ev.Logprobs, s.pending = s.pending, nil
+	if ev.Text == "" && ev.Logprobs == nil && !final {
+		return
+	}
+	if final {
+		ev.FinishReason = s.finishReason
+	}
+	s.rs.push(ev, final)
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func (s *seq) finish(reason string) {
+	s.finishReason = reason
+	s.finished = true
+	s.emit(true)
+}
+
+// fail ends the sequence with an error.
+func (s *seq) fail(err error) {
+	if s.finished {
+		return
+	}
+	s.err = err
+	s.finished = true
+	s.rs.push(Event{Choice: s.choice}, true)
+}

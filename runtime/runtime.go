@@ -1,0 +1,361 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/runtime/hal"
+	"github.com/neuro-go/neuro/tokenizer"
+)
+
+// Sentinel errors callers branch on with errors.Is.
+var (
+	ErrModelNotFound      = errors.New("runtime: model not found")
+	ErrDeploymentNotFound = errors.New("runtime: deployment not found")
+	ErrNotLanguageModel   = errors.New("runtime: model is not a language model")
+	ErrOverloaded         = errors.New("runtime: overloaded")
+	ErrDeviceUnavailable  = errors.New("runtime: device unavailable")
+	ErrContextLength      = errors.New("runtime: prompt exceeds the model's context")
+	ErrInvalidRequest     = errors.New("runtime: invalid request")
+	ErrClosed             = errors.New("runtime: closed")
+	ErrDuplicate          = errors.New("runtime: already registered")
+)
+
+// ParamError names the request field at fault; it wraps ErrInvalidRequest.
+type ParamError struct {
+	Param string
+	Msg   string
+}
+
+func (e *ParamError) Error() string { return fmt.Sprintf("runtime: %s: %s", e.Param, e.Msg) }
+func (e *ParamError) Unwrap() error { return ErrInvalidRequest }
+
+// Options configure a Runtime. The zero value works.
+type Options struct {
+	// Logger receives operational events; nil is silent.
+	Logger *slog.Logger
+	// QueueDepth is how many sequences may wait for a slot on each
+	// deployment before requests are refused with ErrOverloaded. Default
+	// 4 × the deployment's total batch.
+	QueueDepth int
+	// TelemetryRecords bounds the request records kept for windowed
+	// telemetry. Default 100,000.
+	TelemetryRecords int
+	// Now is the clock; default time.Now. Tests set it.
+	Now func() time.Time
+}
+
+// Card describes a model for people: what it is, how it was made, how good
+// it is.
+type Card struct {
+	Description  string            `json:"description,omitempty"`
+	Architecture string            `json:"architecture,omitempty"`
+	Parameters   int               `json:"parameters,omitempty"`
+	Neurons      int               `json:"neurons,omitempty"`
+	Synapses     int               `json:"synapses,omitempty"`
+	Training     string            `json:"training,omitempty"`
+	License      string            `json:"license,omitempty"`
+	Quality      map[string]string `json:"quality,omitempty"`
+	Extra        map[string]string `json:"extra,omitempty"`
+}
+
+// Model is a registered network: a Program plus, for language models, the
+// tokenizer (which carries the chat template).
+type Model struct {
+	ID        string
+	Aliases   []string
+	Program   *compile.Program
+	Tokenizer *tokenizer.Tokenizer
+	Card      Card
+	OwnedBy   string
+	Created   time.Time
+}
+
+// IsLanguageModel reports whether the model can generate text.
+func (m *Model) IsLanguageModel() bool {
+	return m.Program != nil && m.Program.Task == "causal-lm" && m.Tokenizer != nil
+}
+
+// ContextLength is the most tokens a sequence may hold: the program's
+// "context_length" metadata, or 0 when unbounded (a recurrent network's
+// state does not grow with the context).
+func (m *Model) ContextLength() int {
+	if m.Program == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m.Program.Metadata["context_length"])
+	return n
+}
+
+// Runtime holds models and deployments and runs generation. It is safe for
+// concurrent use.
+type Runtime struct {
+	opts      Options
+	log       *slog.Logger
+	mu        sync.RWMutex
+	models    map[string]*Model
+	aliases   map[string]string
+	deps      map[string]*Deployment
+	telemetry *Telemetry
+	closed    bool
+}
+
+// New returns an empty runtime.
+func New(opts *Options) *Runtime {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.TelemetryRecords == 0 {
+		o.TelemetryRecords = 100_000
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(discardHandler{})
+	}
+	return &Runtime{
+		opts: o, log: log,
+		models: map[string]*Model{}, aliases: map[string]string{}, deps: map[string]*Deployment{},
+		telemetry: newTelemetry(o.TelemetryRecords, o.Now),
+	}
+}
+
+type discardHandler struct{}
+
+func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
+func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
+func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
+func (d discardHandler) WithGroup(string) slog.Handler           { return d }
+
+// Telemetry returns the runtime's telemetry store.
+func (r *Runtime) Telemetry() *Telemetry { return r.telemetry }
+
+// RegisterModel adds a model. Language models (Task "causal-lm") need a
+// tokenizer and a program whose single Input takes one-hot tokens of the
+// tokenizer's vocabulary and whose single Output gives that many logits.
+func (r *Runtime) RegisterModel(m *Model) error {
+	if m == nil || m.ID == "" || m.Program == nil || m.Program.Graph == nil {
+		return fmt.Errorf("runtime: RegisterModel: model needs an ID and a program with a graph")
+	}
+	if err := m.Program.Graph.Validate(); err != nil {
+		return fmt.Errorf("runtime: model %q: %w", m.ID, err)
+	}
+	if m.Program.Task == "causal-lm" {
+		if err := checkLanguageModel(m); err != nil {
+			return err
+		}
+	}
+	if m.Created.IsZero() {
+		m.Created = r.opts.Now()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range append([]string{m.ID}, m.Aliases...) {
+		if _, dup := r.models[id]; dup {
+			return fmt.Errorf("%w: model %q", ErrDuplicate, id)
+		}
+		if _, dup := r.aliases[id]; dup {
+			return fmt.Errorf("%w: model alias %q", ErrDuplicate, id)
+		}
+	}
+	r.models[m.ID] = m
+	for _, a := range m.Aliases {
+		r.aliases[a] = m.ID
+	}
+	return nil
+}
+
+func checkLanguageModel(m *Model) error {
+	g := m.Program.Graph
+	shapes, err := g.Shapes()
+	if err != nil {
+		return err
+	}
+	ins, outs := g.NamesOfKind("Input"), g.NamesOfKind("Output")
+	if len(ins) != 1 || len(outs) != 1 {
+		return fmt.Errorf("runtime: model %q: a language model needs one Input and one Output, has %d and %d", m.ID, len(ins), len(outs))
+	}
+	if m.Tokenizer == nil {
+		return fmt.Errorf("runtime: model %q: a language model needs a tokenizer", m.ID)
+	}
+	v := m.Tokenizer.VocabSize()
+	if n := size(shapes[ins[0]].Out); n != v {
+		return fmt.Errorf("runtime: model %q: input takes %d values, the tokenizer has %d tokens", m.ID, n, v)
+	}
+	if n := size(shapes[outs[0]].Out); n != v {
+		return fmt.Errorf("runtime: model %q: output gives %d logits, the tokenizer has %d tokens", m.ID, n, v)
+	}
+	if m.Program.Timesteps < 1 {
+		return fmt.Errorf("runtime: model %q: program has %d timesteps per token", m.ID, m.Program.Timesteps)
+	}
+	switch m.Program.Input.Kind {
+	case "one-hot", "one-hot-pulse", "":
+	default:
+		return fmt.Errorf("runtime: model %q: input encoding %q is not a token encoding", m.ID, m.Program.Input.Kind)
+	}
+	return nil
+}
+
+func size(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// Model looks a model up by ID or alias.
+func (r *Runtime) Model(id string) (*Model, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if a, ok := r.aliases[id]; ok {
+		id = a
+	}
+	m, ok := r.models[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, id)
+	}
+	return m, nil
+}
+
+// Models lists the models, sorted by ID.
+func (r *Runtime) Models() []*Model {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Model, 0, len(r.models))
+	for _, m := range r.models {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// DeploymentSpec asks for a model on a device.
+type DeploymentSpec struct {
+	ID     string
+	Model  string
+	Device string // a hal device name; default "cpu"
+	Config hal.Config
+	// MaxBatch is how many sequences one replica steps together. Default 8.
+	MaxBatch int
+	// Replicas is how many instances serve the deployment. Default 1.
+	Replicas int
+}
+
+// Deploy loads a model onto a device and starts serving it.
+func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment, error) {
+	m, err := r.Model(spec.Model)
+	if err != nil {
+		return nil, err
+	}
+	if spec.ID == "" {
+		return nil, fmt.Errorf("runtime: Deploy: the deployment needs an ID")
+	}
+	if spec.Device == "" {
+		spec.Device = "cpu"
+	}
+	if spec.MaxBatch == 0 {
+		spec.MaxBatch = 8
+	}
+	if spec.Replicas == 0 {
+		spec.Replicas = 1
+	}
+	if spec.MaxBatch < 1 || spec.Replicas < 1 {
+		return nil, fmt.Errorf("runtime: Deploy %q: batch %d and replicas %d must be positive", spec.ID, spec.MaxBatch, spec.Replicas)
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if _, dup := r.deps[spec.ID]; dup {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: deployment %q", ErrDuplicate, spec.ID)
+	}
+	d := newDeployment(r, spec, m)
+	r.deps[spec.ID] = d
+	r.mu.Unlock()
+	if err := d.start(ctx); err != nil {
+		r.mu.Lock()
+		delete(r.deps, spec.ID)
+		r.mu.Unlock()
+		return nil, err
+	}
+	r.log.Info("deployment ready", "deployment", spec.ID, "model", m.ID, "device", spec.Device, "batch", spec.MaxBatch, "replicas", spec.Replicas)
+	return d, nil
+}
+
+// Deployment looks a deployment up.
+func (r *Runtime) Deployment(id string) (*Deployment, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	d, ok := r.deps[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrDeploymentNotFound, id)
+	}
+	return d, nil
+}
+
+// Deployments lists the deployments, sorted by ID.
+func (r *Runtime) Deployments() []*Deployment {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Deployment, 0, len(r.deps))
+	for _, d := range r.deps {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// DeploymentFor returns the first ready deployment of a model.
+func (r *Runtime) DeploymentFor(model string) (*Deployment, error) {
+	m, err := r.Model(model)
+	if err != nil {
+		return nil, err
+	}
+	var failed *Deployment
+	for _, d := range r.Deployments() {
+		if d.Model.ID != m.ID {
+			continue
+		}
+		if d.Status() == StatusReady {
+			return d, nil
+		}
+		failed = d
+	}
+	if failed != nil {
+		return nil, fmt.Errorf("%w: every deployment of %q has failed", ErrDeviceUnavailable, m.ID)
+	}
+	return nil, fmt.Errorf("%w: model %q has no deployment", ErrDeviceUnavailable, m.ID)
+}
+
+// Close stops every deployment: queued and running sequences end with
+// ErrClosed, and Close waits for the workers to exit.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	deps := make([]*Deployment, 0, len(r.deps))
+	for _, d := range r.deps {
+		deps = append(deps, d)
+	}
+	r.mu.Unlock()
+	for _, d := range deps {
+		d.stop()
+	}
+	return nil
+}

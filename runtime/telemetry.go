@@ -1,0 +1,245 @@
+package runtime
+
+import (
+	"errors"
+	"math"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Telemetry keeps a record of every request, in a bounded ring, plus
+// running totals since start, and answers windowed, filtered summaries.
+// Recording is O(1) under one mutex; summaries sort the selected records.
+type Telemetry struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	start   time.Time
+	ring    []requestRecord
+	next    int
+	full    bool
+	dropped int64
+}
+
+type requestRecord struct {
+	at                           time.Time
+	principal, model, deployment string
+	endpoint                     string
+	err                          bool
+	latency, ttft                time.Duration
+	promptTokens, completion     int
+	stats                        Stats
+}
+
+func newTelemetry(n int, now func() time.Time) *Telemetry {
+	return &Telemetry{now: now, start: now(), ring: make([]requestRecord, n)}
+}
+
+func (t *Telemetry) record(req *Request, res *Result, err error, start, end time.Time) {
+	rec := requestRecord{
+		at: end, principal: req.Principal, model: req.Model, deployment: req.Deployment,
+		endpoint: req.Endpoint, err: err != nil, latency: end.Sub(start),
+	}
+	if res != nil {
+		rec.model, rec.deployment = res.Model, res.Deployment
+		rec.ttft = res.Stats.TimeToFirstToken
+		rec.promptTokens, rec.completion = res.Usage.PromptTokens, res.Usage.CompletionTokens
+		rec.stats = res.Stats
+	}
+	t.add(rec)
+}
+
+func (t *Telemetry) add(rec requestRecord) {
+	t.mu.Lock()
+	if t.full {
+		t.dropped++
+	}
+	t.ring[t.next] = rec
+	t.next++
+	if t.next == len(t.ring) {
+		t.next, t.full = 0, true
+	}
+	t.mu.Unlock()
+}
+
+// RecordError counts a request that failed before generation.
+func (t *Telemetry) RecordError(principal, endpoint, model string, latency time.Duration) {
+	t.add(requestRecord{at: t.now(), principal: principal, endpoint: endpoint, model: model, err: true, latency: latency})
+}
+
+// RecordRequest counts a request that did not generate (a model listing,
+// a compile): only its outcome and latency.
+func (t *Telemetry) RecordRequest(principal, endpoint string, failed bool, latency time.Duration) {
+	t.add(requestRecord{at: t.now(), principal: principal, endpoint: endpoint, err: failed, latency: latency})
+}
+
+// Filter selects records for a summary; zero fields select everything.
+type Filter struct {
+	Principal  string
+	Model      string
+	Deployment string
+	// Window keeps the records of the last Window; 0 keeps all.
+	Window time.Duration
+}
+
+// ErrBadWindow is returned for a negative window.
+var ErrBadWindow = errors.New("runtime: telemetry window must not be negative")
+
+// Summary is a telemetry report (the shape of API.md's /v1/telemetry).
+type Summary struct {
+	WindowStart time.Time                `json:"-"`
+	WindowEnd   time.Time                `json:"-"`
+	Requests    RequestCounts            `json:"requests"`
+	LatencyMS   Percentiles              `json:"latency_ms"`
+	TTFTMS      Percentiles              `json:"time_to_first_token_ms"`
+	Tokens      TokenCounts              `json:"tokens"`
+	Neuro       NeuroCounts              `json:"neuromorphic"`
+	ByModel     map[string]*GroupSummary `json:"by_model"`
+	ByDeploy    map[string]*GroupSummary `json:"by_deployment"`
+	// Truncated is set when the window reaches past the oldest record
+	// still held.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// GroupSummary is the part of a summary for one model or deployment.
+type GroupSummary struct {
+	Requests  RequestCounts `json:"requests"`
+	LatencyMS Percentiles   `json:"latency_ms"`
+	Tokens    TokenCounts   `json:"tokens"`
+	Neuro     NeuroCounts   `json:"neuromorphic"`
+}
+
+type RequestCounts struct {
+	Total      int            `json:"total"`
+	Errors     int            `json:"errors"`
+	ByEndpoint map[string]int `json:"by_endpoint"`
+}
+
+type Percentiles struct {
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Mean float64 `json:"mean"`
+}
+
+type TokenCounts struct {
+	Prompt     int     `json:"prompt"`
+	Completion int     `json:"completion"`
+	PerSecond  float64 `json:"per_second"`
+}
+
+type NeuroCounts struct {
+	Timesteps   int64   `json:"timesteps"`
+	Spikes      float64 `json:"spikes"`
+	SynapticOps float64 `json:"synaptic_ops"`
+	// SpikeRate is spikes per neuron update.
+	SpikeRate        float64 `json:"spike_rate"`
+	EnergyMicrojoule float64 `json:"energy_estimate_uj"`
+	neuronUpdates    float64
+}
+
+// Summarize reports the records that f selects.
+func (t *Telemetry) Summarize(f Filter) (*Summary, error) {
+	if f.Window < 0 {
+		return nil, ErrBadWindow
+	}
+	now := t.now()
+	from := t.start
+	if f.Window > 0 {
+		from = now.Add(-f.Window)
+	}
+	t.mu.Lock()
+	var recs []requestRecord
+	n := t.next
+	if t.full {
+		n = len(t.ring)
+	}
+	oldest := now
+	for i := 0; i < n; i++ {
+		r := t.ring[i]
+		if r.at.Before(oldest) {
+			oldest = r.at
+		}
+		if r.at.Before(from) || (f.Principal != "" && r.principal != f.Principal) ||
+			(f.Model != "" && r.model != f.Model) || (f.Deployment != "" && r.deployment != f.Deployment) {
+			continue
+		}
+		recs = append(recs, r)
+	}
+	truncated := t.full && oldest.After(from)
+	t.mu.Unlock()
+	s := &Summary{WindowStart: from, WindowEnd: now, ByModel: map[string]*GroupSummary{}, ByDeploy: map[string]*GroupSummary{}, Truncated: truncated}
+	s.Requests, s.LatencyMS, s.Tokens, s.Neuro = summarize(recs, now.Sub(from))
+	var ttft []float64
+	for _, r := range recs {
+		if r.ttft > 0 {
+			ttft = append(ttft, ms(r.ttft))
+		}
+	}
+	s.TTFTMS = percentiles(ttft)
+	group := func(key func(requestRecord) string, into map[string]*GroupSummary) {
+		parts := map[string][]requestRecord{}
+		for _, r := range recs {
+			if k := key(r); k != "" {
+				parts[k] = append(parts[k], r)
+			}
+		}
+		for k, rs := range parts {
+			g := &GroupSummary{}
+			g.Requests, g.LatencyMS, g.Tokens, g.Neuro = summarize(rs, now.Sub(from))
+			into[k] = g
+		}
+	}
+	group(func(r requestRecord) string { return r.model }, s.ByModel)
+	group(func(r requestRecord) string { return r.deployment }, s.ByDeploy)
+	return s, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func summarize(recs []requestRecord, span time.Duration) (RequestCounts, Percentiles, TokenCounts, NeuroCounts) {
+	rc := RequestCounts{ByEndpoint: map[string]int{}}
+	var tc TokenCounts
+	var nc NeuroCounts
+	lat := make([]float64, 0, len(recs))
+	for _, r := range recs {
+		rc.Total++
+		if r.err {
+			rc.Errors++
+		}
+		if r.endpoint != "" {
+			rc.ByEndpoint[r.endpoint]++
+		}
+		lat = append(lat, ms(r.latency))
+		tc.Prompt += r.promptTokens
+		tc.Completion += r.completion
+		nc.Timesteps += r.stats.Timesteps
+		nc.Spikes += r.stats.Spikes
+		nc.SynapticOps += r.stats.SynapticOps
+		nc.neuronUpdates += r.stats.NeuronUpdates
+		nc.EnergyMicrojoule += r.stats.EnergyMicrojoule
+	}
+	if span > 0 {
+		tc.PerSecond = float64(tc.Completion) / span.Seconds()
+	}
+	if nc.neuronUpdates > 0 {
+		nc.SpikeRate = nc.Spikes / nc.neuronUpdates
+	}
+	return rc, percentiles(lat), tc, nc
+}
+
+func percentiles(xs []float64) Percentiles {
+	if len(xs) == 0 {
+		return Percentiles{}
+	}
+	sort.Float64s(xs)
+	at := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(xs)))) - 1
+		return xs[max(0, min(i, len(xs)-1))]
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return Percentiles{P50: at(0.50), P95: at(0.95), P99: at(0.99), Mean: sum / float64(len(xs))}
+}
