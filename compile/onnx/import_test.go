@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/snn"
@@ -603,6 +605,12 @@ func FuzzImport(f *testing.F) {
 	}
 	opts := &compile.ImportOptions{MaxBytes: 1 << 18}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		start := time.Now()
+		defer func() {
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("took %v", d)
+			}
+		}()
 		g, rep, err := Import(bytes.NewReader(b), int64(len(b)), opts)
 		if err != nil {
 			if errors.Is(err, errInternal) {
@@ -620,4 +628,59 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("report %+v", rep)
 		}
 	})
+}
+
+func ExampleImport() {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "digits", "mlp.onnx"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Calibration samples set the layer scales; without them the scales
+	// come from the weights and the network needs more steps.
+	calib := [][]float32{make([]float32, 64), slices.Repeat([]float32{0.5}, 64)}
+	g, rep, err := compile.Import("onnx", bytes.NewReader(b), int64(len(b)),
+		&compile.ImportOptions{Conversion: compile.ConversionOptions{Calibration: calib}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rep.Format, rep.Kind, rep.Converted)
+	for _, l := range rep.Conversion.Layers {
+		fmt.Println("spiking layer", l.Layer)
+	}
+	fmt.Println(len(g.NamesOfKind(snn.KindIF)), "IF layers, readout", g.NamesOfKind(snn.KindI))
+	// Output:
+	// onnx onnx ann true
+	// spiking layer /1/Relu
+	// spiking layer /3/Relu
+	// 2 IF layers, readout [readout]
+}
+
+func ExampleModel_ANN() {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "digits", "cnn.onnx"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	m, err := DecodeBytes(b, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ann, notes, err := m.ANN()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, n := range ann.Nodes {
+		fmt.Println(n.Op, n.Name)
+	}
+	fmt.Println(notes.Folded())
+	// Output:
+	// input input
+	// conv2d /0/Conv
+	// relu /1/Relu
+	// avgpool2d /2/AveragePool
+	// conv2d /3/Conv
+	// relu /4/Relu
+	// avgpool2d /5/AveragePool
+	// flatten /6/Flatten
+	// dense /7/Gemm
+	// [node "/2/Pad" (Pad): identity, dropped node "/5/Pad" (Pad): identity, dropped]
 }
