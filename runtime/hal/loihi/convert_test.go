@@ -41,7 +41,7 @@ func TestConvertLIF(t *testing.T) {
 			t.Fatalf("%s: %+v, want exact weights", name, r)
 		}
 	}
-	// |3896/4096 − e^(−0.05)| = |0.951172 − 0.951229| = 5.7e-5.
+	// |3896/4096 − e^(−0.05)| = |0.951172 − 0.951229| = 5.75e-5.
 	if r := rep.Node("lif1"); math.Abs(r.DecayVError-5.7e-5) > 1e-6 || r.DecayUError != 0 || r.ThresholdError > 1e-4 {
 		t.Fatalf("lif1 report %+v", r)
 	}

@@ -31,8 +31,12 @@ func TestReadoutTracksFloat(t *testing.T) {
 		{"I", &snn.I{R: []float64{1000}}, 2e-3},
 		{"CubaLI", &snn.CubaLI{TauSyn: []float64{5e-3}, TauMem: []float64{20e-3}, R: []float64{1}, VLeak: []float64{0}, WIn: []float64{1}}, 2e-3},
 		{"CubaLI equal taus", &snn.CubaLI{TauSyn: []float64{10e-3}, TauMem: []float64{10e-3}, R: []float64{1}, VLeak: []float64{-0.1}, WIn: []float64{2}}, 2e-3},
+		// An Affine bias into a current-based neuron is added to v at its
+		// steady-state value (Lava has no bias on u): the synaptic
+		// transient differs, by 6.6% of the peak here (measured), and the
+		// report says so.
 		{"LI affine", &snn.LI{Tau: []float64{10e-3}, R: []float64{1}, VLeak: []float64{0}}, 2e-3},
-		{"CubaLI affine", &snn.CubaLI{TauSyn: []float64{5e-3}, TauMem: []float64{20e-3}, R: []float64{1}, VLeak: []float64{0}, WIn: []float64{1}}, 2e-2},
+		{"CubaLI affine", &snn.CubaLI{TauSyn: []float64{5e-3}, TauMem: []float64{20e-3}, R: []float64{1}, VLeak: []float64{0}, WIn: []float64{1}}, 0.08},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var syn snn.Node = &snn.Linear{Weight: w}
@@ -58,6 +62,9 @@ func TestReadoutTracksFloat(t *testing.T) {
 			})
 			r := li.Report()
 			t.Logf("report fc %+v n %+v", *r.Node("fc"), *r.Node("n"))
+			if strings.HasPrefix(tc.name, "CubaLI affine") && len(r.Node("n").Notes) == 0 {
+				t.Fatal("the bias approximation is not in the report")
+			}
 			t.Logf("largest |float − chip| %.3g, largest |v| %.3g", worst, peak)
 			if worst > tc.tol*peak {
 				t.Fatalf("chip readout off by %.3g (peak %.3g)", worst, peak)

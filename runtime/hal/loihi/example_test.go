@@ -1,0 +1,42 @@
+package loihi_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/runtime/hal"
+	"github.com/neuro-go/neuro/runtime/hal/loihi"
+	"github.com/neuro-go/neuro/snn"
+)
+
+// Convert shows the integers a float LIF layer becomes.
+func ExampleConvert() {
+	w := snn.NewTensor(1, 2)
+	w.Data = []float32{0.5, -0.25}
+	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc", &snn.Linear{Weight: w}).
+		Add("lif", &snn.LIF{Tau: []float64{20e-3}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}}).
+		Add("out", &snn.Output{}).Connect("in", "fc", "lif", "out")
+	net, rep, err := loihi.Convert(&compile.Program{Graph: g, Dt: 1e-3}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	l, d := net.Layers[0], net.Denses[0]
+	fmt.Println("du", l.Du[0], "dv", l.Dv[0], "weights", d.Weights, d.Sign)
+	fmt.Printf("weight error %.3g, decay error %.2g\n", rep.Node("fc").WeightError, rep.Node("lif").DecayVError)
+	// Output:
+	// du 4095 dv 200 weights [252 -126] mixed
+	// weight error 0, decay error 5.8e-05
+}
+
+// A program that needs a kind the chip does not run is refused by name.
+func ExampleDevice_Load() {
+	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("th", &snn.Threshold{Threshold: []float64{0.5}}).
+		Add("out", &snn.Output{}).Connect("in", "th", "out")
+	dev, _ := hal.Open(loihi.Name, hal.Config{})
+	_, err := dev.Load(context.Background(), &compile.Program{Graph: g}, 1)
+	fmt.Println(err)
+	// Output:
+	// loihi: compile: unsupported: node "th": loihi2 does not run Threshold nodes
+}
