@@ -58,11 +58,19 @@
 // the 8-bit range, so weights already on an 8-bit grid are exact. Each
 // neuron node then gets one unit U (float input per unit of dendritic sum)
 // shared by its sources; one unit of v is worth c·U/64 for a neuron of
-// input gain c, and the weight exponent is the largest that keeps the
-// worst-case state (vth plus one step of input for spiking neurons, and
-// Options.Timesteps steps of input for the negative side and for
-// non-leaky readouts) inside 24 bits and vth inside 17. Thresholds and
-// biases round to that unit; everything rounded is in the report.
+// input gain c, and the weight exponent is the largest that keeps vth
+// inside 17 bits and the state inside 24: for spiking neurons the
+// threshold plus the worst case of one step of input (which also bounds
+// u), and down to −Options.Headroom thresholds (default 16) below zero;
+// for non-spiking readouts the worst case of Options.Timesteps steps of
+// input. Beyond that v saturates, and Instance.Saturations counts it.
+// Thresholds and biases round to that unit; v starts at rest (v_leak in
+// that unit); everything rounded is in the report.
+//
+// A negative weight exponent floors the dendritic sum (Lava's arithmetic
+// right shift). The conversion returns the mean of that loss, 64·(1/2 −
+// 2^−(k+1)) units of v per step for a shift of k, as a constant bias, so
+// that the floor costs precision but not a drift; the report notes it.
 //
 // Graph inputs are graded spikes: x is sent as round(x·2^InputFracBits),
 // saturated to InputBits (default 8 bits with 6 fractional: [−2, 2) in
