@@ -40,9 +40,13 @@ func Import(r io.ReaderAt, size int64, opts *compile.ImportOptions) (g *snn.Grap
 	if size > o.MaxBytes {
 		return nil, nil, &LimitError{What: "file size", Value: size, Limit: o.MaxBytes}
 	}
-	b := make([]byte, size)
-	if n, err := r.ReadAt(b, 0); n < len(b) {
-		return nil, nil, fmt.Errorf("onnx: reading model: read %d of %d bytes: %w", n, size, err)
+	// Grow as the bytes arrive rather than trust size with one allocation.
+	b, err := io.ReadAll(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, nil, fmt.Errorf("onnx: reading model: %w", err)
+	}
+	if int64(len(b)) < size {
+		return nil, nil, fmt.Errorf("onnx: reading model: read %d of %d bytes: %w", len(b), size, io.ErrUnexpectedEOF)
 	}
 	defer func() {
 		if p := recover(); p != nil {
