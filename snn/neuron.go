@@ -169,6 +169,9 @@ func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
 	x := sn.gatherInput()
 	n := op.n
 	for slot := 0; slot < sn.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
 		lo, hi := slot*n, (slot+1)*n
 		u, xs := op.u[lo:hi], x[lo:hi]
 		switch {
@@ -207,7 +210,7 @@ func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
 	if op.spiking {
 		sn.activeStep = s.step
 	}
-	c.NeuronUpdates += int64(n * sn.batch)
+	c.NeuronUpdates += int64(n * s.activeSlots())
 }
 
 // holdRefractory restores the neurons still held after a spike.

@@ -83,9 +83,12 @@ func (passOp) reset(*simNode, int) {}
 
 type scaleOp struct{ s []float32 }
 
-func (op *scaleOp) step(_ *Simulator, sn *simNode, _ *Counters) {
+func (op *scaleOp) step(s *Simulator, sn *simNode, _ *Counters) {
 	x := sn.gatherInput()
 	for slot := 0; slot < sn.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
 		o, xs := sn.out[slot*sn.n:(slot+1)*sn.n], x[slot*sn.n:(slot+1)*sn.n]
 		for i, sc := range op.s {
 			o[i] = sc * xs[i]
@@ -99,6 +102,9 @@ type thresholdOp struct{ th []float32 }
 func (op *thresholdOp) step(s *Simulator, sn *simNode, c *Counters) {
 	x := sn.gatherInput()
 	for slot := 0; slot < sn.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
 		o, xs := sn.out[slot*sn.n:(slot+1)*sn.n], x[slot*sn.n:(slot+1)*sn.n]
 		act := sn.active[slot][:0]
 		for i, th := range op.th {
@@ -173,6 +179,9 @@ func newLinearOp(w *Tensor, bias []float32, sparseDensity float64) *linearOp {
 
 func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 	for slot := 0; slot < sn.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
 		y := sn.out[slot*op.nout : (slot+1)*op.nout]
 		if op.bias != nil {
 			copy(y, op.bias)
@@ -305,6 +314,9 @@ func newConvOp(w *Tensor, bias []float32, in []int, stride, pad, dil [2]int, gro
 func (op *convOp) step(s *Simulator, sn *simNode, c *Counters) {
 	nin := op.inC * op.inSp
 	for slot := 0; slot < sn.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
 		y := sn.out[slot*sn.n : (slot+1)*sn.n]
 		if op.bias != nil {
 			for o := 0; o < op.outC; o++ {
@@ -392,6 +404,9 @@ func newPoolOp(in []int, k, stride, pad [2]int, scale float32) *poolOp {
 func (op *poolOp) step(s *Simulator, sn *simNode, c *Counters) {
 	nin := op.c * op.inSp
 	for slot := 0; slot < sn.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
 		y := sn.out[slot*sn.n : (slot+1)*sn.n]
 		clear(y)
 		for _, src := range sn.srcs {
@@ -447,10 +462,13 @@ func newDelayOp(d []float64, sn *simNode, dt float64) *delayOp {
 	return op
 }
 
-func (op *delayOp) step(_ *Simulator, sn *simNode, _ *Counters) {
+func (op *delayOp) step(s *Simulator, sn *simNode, _ *Counters) {
 	x := sn.gatherInput()
 	op.pos = (op.pos + 1) % op.depth
 	for slot := 0; slot < sn.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
 		ring := op.ring[slot*op.depth*op.n : (slot+1)*op.depth*op.n]
 		copy(ring[op.pos*op.n:(op.pos+1)*op.n], x[slot*op.n:(slot+1)*op.n])
 		out := sn.out[slot*op.n : (slot+1)*op.n]

@@ -302,3 +302,37 @@ func TestStepAllocatesNothing(t *testing.T) {
 		t.Fatalf("Step allocates %v times", a)
 	}
 }
+
+// Inactive slots keep their state and cost nothing; active ones step as
+// if alone.
+func TestSetActive(t *testing.T) {
+	g := mlpGraph()
+	b, _ := NewSimulator(g, &Options{Batch: 3})
+	solo, _ := NewSimulator(g, nil)
+	in := []float32{1, 2, 0.5, 1, 1, 2, 0.5, 1, 1, 2, 0.5, 1}
+	for step := 0; step < 10; step++ {
+		b.Step(in)
+		solo.Step(in[:4])
+	}
+	frozen := append([]float32(nil), b.Output(0)[2:4]...)
+	if err := b.SetActive([]bool{true, false, true}); err != nil {
+		t.Fatal(err)
+	}
+	before := b.Counters().NeuronUpdates
+	for step := 0; step < 10; step++ {
+		b.Step(in)
+		solo.Step(in[:4])
+	}
+	if !equal32(b.Output(0)[2:4], frozen) {
+		t.Fatal("an inactive slot changed")
+	}
+	if !equal32(b.Output(0)[0:2], solo.Output(0)) {
+		t.Fatal("an active slot differs from its run alone")
+	}
+	if got := b.Counters().NeuronUpdates - before; got != 10*2*5 {
+		t.Fatalf("%d neuron updates for 2 active slots of 5 neurons over 10 steps", got)
+	}
+	if err := b.SetActive([]bool{true}); err == nil {
+		t.Fatal("wrong length accepted")
+	}
+}

@@ -83,6 +83,8 @@ type Simulator struct {
 	inputs            []*simNode
 	outputs           []*simNode
 	inPorts, outPorts []Port
+	slotOn            []bool // nil: every slot steps
+	nOn               int
 	step              int64
 	total             Counters
 	last              Counters
@@ -280,6 +282,40 @@ func (s *Simulator) Step(inputs ...[]float32) error {
 	s.step++
 	s.total = s.total.Add(s.last)
 	return nil
+}
+
+// SetActive chooses the batch slots that Step advances: the others keep
+// their state and outputs as they are and cost nothing, so a server can
+// hold a large batch and pay only for the sequences it is running. nil (or
+// all true) activates every slot.
+func (s *Simulator) SetActive(on []bool) error {
+	if on == nil {
+		s.slotOn, s.nOn = nil, s.batch
+		return nil
+	}
+	if len(on) != s.batch {
+		return fmt.Errorf("%w: SetActive got %d flags for a batch of %d", ErrInputSize, len(on), s.batch)
+	}
+	if s.slotOn == nil {
+		s.slotOn = make([]bool, s.batch)
+	}
+	copy(s.slotOn, on)
+	s.nOn = 0
+	for _, b := range on {
+		if b {
+			s.nOn++
+		}
+	}
+	return nil
+}
+
+func (s *Simulator) idle(slot int) bool { return s.slotOn != nil && !s.slotOn[slot] }
+
+func (s *Simulator) activeSlots() int {
+	if s.slotOn == nil {
+		return s.batch
+	}
+	return s.nOn
 }
 
 // Reset returns one batch slot to its initial state without touching the
