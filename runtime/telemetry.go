@@ -73,6 +73,13 @@ func (t *Telemetry) RecordRequest(principal, endpoint string, failed bool, laten
 	t.add(requestRecord{at: t.now(), principal: principal, endpoint: endpoint, err: failed, latency: latency})
 }
 
+// Record counts a finished request exactly as Generate does. It is for
+// servers that answer a generation request without running the runtime
+// (httpapi's mock mode), so that their telemetry keeps the same shape.
+func (t *Telemetry) Record(req *Request, res *Result, err error, start, end time.Time) {
+	t.record(req, res, err, start, end)
+}
+
 // Filter selects records for a summary; zero fields select everything.
 type Filter struct {
 	Principal  string
