@@ -17,8 +17,14 @@ type ConversionOptions struct {
 	// Percentile of a ReLU layer's calibration activations taken as its
 	// largest value (robust to outliers). Default 99.9.
 	Percentile float64
-	// Timesteps is how many steps a sample is presented. Default 64.
+	// Timesteps is how many steps a sample is meant to be presented; it is
+	// recorded in the report for the program built from the graph.
+	// Default 64.
 	Timesteps int
+	// Dt is the time step the graph is built for: IF neurons get R = 1/Dt,
+	// so that each step adds its input once, whatever the step. Default
+	// ConvertedDt (1 ms).
+	Dt float64
 }
 
 // ConversionReport gives the scale chosen for each spiking layer.
@@ -68,6 +74,13 @@ func ConvertANN(a *ANN, opts *ConversionOptions) (*snn.Graph, *ConversionReport,
 	if o.Timesteps == 0 {
 		o.Timesteps = 64
 	}
+	if o.Dt == 0 {
+		o.Dt = ConvertedDt
+	}
+	if !(o.Dt > 0) {
+		return nil, nil, fmt.Errorf("compile: conversion time step %v must be positive", o.Dt)
+	}
+	dt := o.Dt
 	folded, warnings, err := foldBatchNorm(a)
 	if err != nil {
 		return nil, nil, err
@@ -105,6 +118,19 @@ func ConvertANN(a *ANN, opts *ConversionOptions) (*snn.Graph, *ConversionReport,
 	}
 
 	g := snn.NewGraph()
+	// Names the conversion adds must not collide with the network's own.
+	taken := map[string]bool{}
+	for _, n := range folded.Nodes {
+		taken[n.Name] = true
+	}
+	fresh := func(base string) string {
+		name := base
+		for k := 2; taken[name]; k++ {
+			name = fmt.Sprintf("%s#%d", base, k)
+		}
+		taken[name] = true
+		return name
+	}
 	vals := map[string]sval{}
 	connect := func(v sval, to string) {
 		for _, s := range v.srcs {
@@ -150,7 +176,7 @@ func ConvertANN(a *ANN, opts *ConversionOptions) (*snn.Graph, *ConversionReport,
 			if in.scale != l {
 				// The input was not scaled for this layer (a ReLU fed by
 				// another ReLU, or by spikes through pooling): rescale it.
-				name := n.Name + ".scale"
+				name := fresh(n.Name + ".scale")
 				g.Add(name, &snn.Scale{Scale: []float32{float32(in.scale / l)}})
 				connect(in, name)
 				in = sval{[]string{name}, l}
@@ -182,7 +208,7 @@ func ConvertANN(a *ANN, opts *ConversionOptions) (*snn.Graph, *ConversionReport,
 			for k, name := range n.Inputs {
 				v := vals[name]
 				if v.scale != s {
-					sn := fmt.Sprintf("%s.in%d", n.Name, k)
+					sn := fresh(fmt.Sprintf("%s.in%d", n.Name, k))
 					g.Add(sn, &snn.Scale{Scale: []float32{float32(v.scale / s)}})
 					connect(v, sn)
 					v = sval{[]string{sn}, s}
@@ -196,25 +222,19 @@ func ConvertANN(a *ANN, opts *ConversionOptions) (*snn.Graph, *ConversionReport,
 	}
 	// The output integrates its value over the steps.
 	out := vals[folded.outputName()]
-	g.Add("readout", &snn.I{R: []float64{1 / dt}})
-	connect(out, "readout")
-	g.Add("output", &snn.Output{})
-	g.Connect("readout", "output")
-	if out.scale != 1 {
-		g.Nodes["readout"] = &snn.I{R: []float64{out.scale / dt}}
-	}
+	readout, output := fresh("readout"), fresh("output")
+	g.Add(readout, &snn.I{R: []float64{out.scale / dt}})
+	connect(out, readout)
+	g.Add(output, &snn.Output{})
+	g.Connect(readout, output)
 	if err := g.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("compile: conversion produced an invalid graph: %w", err)
 	}
 	return g, rep, nil
 }
 
-// dt is the step the converted graph is built for; IF neurons with R = 1/dt
-// add their input once per step, so the graph behaves the same at any dt.
-const dt = 1e-3
-
-// ConvertedDt is the time step ConvertANN builds graphs for.
-const ConvertedDt = dt
+// ConvertedDt is the time step ConvertANN builds graphs for by default.
+const ConvertedDt = 1e-3
 
 // layerScales sets λ for every ReLU from calibration activations, or from
 // the weights when there are none.

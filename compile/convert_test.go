@@ -212,3 +212,47 @@ func TestPartitionFitErrors(t *testing.T) {
 		t.Fatalf("%v, want the LI node refused", err)
 	}
 }
+
+// Conversion names its own nodes apart from the network's.
+func TestConvertNamesDoNotCollide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	a := randANN(rng, 4, 6, 3)
+	a.Nodes[1].Name, a.Nodes[2].Inputs[0] = "readout", "readout"
+	a.Nodes[2].Name, a.Nodes[3].Inputs[0] = "output", "output"
+	g, _, err := ConvertANN(a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.Nodes["readout"].(*snn.Affine); !ok {
+		t.Fatalf("the network's layer \"readout\" was replaced by %T", g.Nodes["readout"])
+	}
+	if _, ok := g.Nodes["output"].(*snn.IF); !ok {
+		t.Fatalf("the network's layer \"output\" was replaced by %T", g.Nodes["output"])
+	}
+}
+
+// Synapse counts follow the connections: padding taps read nothing and a
+// pooled value stands for its whole window.
+func TestPartitionCountsRealSynapses(t *testing.T) {
+	w := snn.NewTensor(1, 1, 3, 3)
+	for i := range w.Data {
+		w.Data[i] = 1
+	}
+	g := snn.NewGraph().
+		Add("in", &snn.Input{Shape: []int{1, 4, 4}}).
+		Add("lif0", &snn.LIF{Tau: []float64{1}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}}).
+		Add("pool", &snn.SumPool2d{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}}).
+		Add("conv", &snn.Conv2d{Weight: w, Stride: [2]int{1, 1}, Padding: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1, InputShape: []int{1, 2, 2}}).
+		Add("lif1", &snn.LIF{Tau: []float64{1}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}}).
+		Connect("in", "lif0", "pool", "conv", "lif1")
+	p, err := Partition(g, &Target{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lif0: 16 neurons, one input each. lif1: 4 neurons on a 2×2 map;
+	// each sees all 4 pooled cells (padding taps drop out), and each cell
+	// pools 4 neurons of lif0: 16 synapses per neuron, 64 in all.
+	if got := p.Cores[0].Synapses; got != 16+64 {
+		t.Fatalf("%d synapses, want 80", got)
+	}
+}

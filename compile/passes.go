@@ -145,12 +145,36 @@ func (e *FitError) Unwrap() error { return ErrUnsupported }
 func isCompute(k snn.Kind) bool { return snn.IsNeuron(k) || k == snn.KindThreshold }
 
 // fanIns returns, for every node, the number of synapses into each of its
-// outputs: non-zero weights for synapse nodes, composed through pooling and
-// pass-through nodes; 1 for an element-wise connection.
+// outputs: the (source neuron, weight) pairs that reach it through chains
+// of synapse nodes. An Input or compute node counts as one source per
+// element; a Linear or convolution output sums the fan-in of the inputs its
+// non-zero weights read (taps that fall in the padding read nothing);
+// pooling sums its window; element-wise nodes pass fan-in through.
 func fanIns(g *snn.Graph, shapes map[string]snn.Shape) map[string][]int {
 	memo := map[string][]int{}
-	var visiting = map[string]bool{}
+	visiting := map[string]bool{}
 	var of func(name string) []int
+	// in is the fan-in arriving at node name's input, summed over edges.
+	in := func(name string) []int {
+		f := make([]int, snn.Size(shapes[name].In))
+		for _, e := range g.Edges {
+			if e.To != name {
+				continue
+			}
+			src := g.Nodes[e.From]
+			if src.Kind() == snn.KindInput || isCompute(src.Kind()) {
+				for i := range f {
+					f[i]++
+				}
+				continue
+			}
+			sf := of(e.From)
+			for i := range f {
+				f[i] += sf[i%len(sf)]
+			}
+		}
+		return f
+	}
 	of = func(name string) []int {
 		if f, ok := memo[name]; ok {
 			return f
@@ -158,6 +182,8 @@ func fanIns(g *snn.Graph, shapes map[string]snn.Shape) map[string][]int {
 		n := snn.Size(shapes[name].Out)
 		f := make([]int, n)
 		if visiting[name] {
+			// A cycle of synapse nodes without neurons: count one synapse
+			// per element rather than recurse forever.
 			for i := range f {
 				f[i] = 1
 			}
@@ -165,83 +191,24 @@ func fanIns(g *snn.Graph, shapes map[string]snn.Shape) map[string][]int {
 		}
 		visiting[name] = true
 		defer delete(visiting, name)
-		// in sums the fan-in arriving over the node's input edges.
-		in := make([]int, snn.Size(shapes[name].In))
-		for _, e := range g.Edges {
-			if e.To != name {
-				continue
-			}
-			src := g.Nodes[e.From]
-			if src.Kind() == snn.KindInput || isCompute(src.Kind()) {
-				for i := range in {
-					in[i]++
-				}
-				continue
-			}
-			sf := of(e.From)
-			for i := range in {
-				in[i] += sf[i%len(sf)]
-			}
-		}
-		switch x := g.Nodes[name].(type) {
-		case *snn.Linear, *snn.Affine:
-			var w *snn.Tensor
-			if l, ok := x.(*snn.Linear); ok {
-				w = l.Weight
-			} else {
-				w = x.(*snn.Affine).Weight
-			}
-			cols := w.Shape[1]
-			for r := range f {
-				for _, v := range w.Data[r*cols : (r+1)*cols] {
-					if v != 0 {
-						f[r]++
-					}
-				}
-			}
+		x := in(name)
+		switch nd := g.Nodes[name].(type) {
+		case *snn.Linear:
+			linearFanIn(nd.Weight, x, f)
+		case *snn.Affine:
+			linearFanIn(nd.Weight, x, f)
 		case *snn.Conv2d:
-			per := len(x.Weight.Data) / x.Weight.Shape[0]
-			sp := n / x.Weight.Shape[0]
-			for i := range f {
-				o := i / sp
-				for _, v := range x.Weight.Data[o*per : (o+1)*per] {
-					if v != 0 {
-						f[i]++
-					}
-				}
-			}
+			convFanIn(nd.Weight, nd.InputShape, nd.Stride, nd.Padding, nd.Dilation, nd.Groups, x, f)
 		case *snn.Conv1d:
-			per := len(x.Weight.Data) / x.Weight.Shape[0]
-			sp := n / x.Weight.Shape[0]
-			for i := range f {
-				o := i / sp
-				for _, v := range x.Weight.Data[o*per : (o+1)*per] {
-					if v != 0 {
-						f[i]++
-					}
-				}
-			}
-		case *snn.SumPool2d, *snn.AvgPool2d:
-			k := 1
-			if p, ok := x.(*snn.SumPool2d); ok {
-				k = p.Kernel[0] * p.Kernel[1]
-			} else {
-				p := x.(*snn.AvgPool2d)
-				k = p.Kernel[0] * p.Kernel[1]
-			}
-			avg := 0
-			for _, v := range in {
-				avg += v
-			}
-			if len(in) > 0 {
-				avg /= len(in)
-			}
-			for i := range f {
-				f[i] = max(1, k*avg)
-			}
+			w := &snn.Tensor{Shape: []int{nd.Weight.Shape[0], nd.Weight.Shape[1], 1, nd.Weight.Shape[2]}, Data: nd.Weight.Data}
+			convFanIn(w, []int{nd.InputShape[0], 1, nd.InputShape[1]}, [2]int{1, nd.Stride}, [2]int{0, nd.Padding}, [2]int{1, nd.Dilation}, nd.Groups, x, f)
+		case *snn.SumPool2d:
+			poolFanIn(shapes[name].In, nd.Kernel, nd.Stride, nd.Padding, x, f)
+		case *snn.AvgPool2d:
+			poolFanIn(shapes[name].In, nd.Kernel, nd.Stride, nd.Padding, x, f)
 		default:
 			for i := range f {
-				f[i] = in[i%max(1, len(in))]
+				f[i] = x[i%max(1, len(x))]
 			}
 		}
 		memo[name] = f
@@ -252,6 +219,73 @@ func fanIns(g *snn.Graph, shapes map[string]snn.Shape) map[string][]int {
 	}
 	return memo
 }
+
+func linearFanIn(w *snn.Tensor, in, f []int) {
+	cols := w.Shape[1]
+	for r := range f {
+		for j, v := range w.Data[r*cols : (r+1)*cols] {
+			if v != 0 {
+				f[r] += in[j]
+			}
+		}
+	}
+}
+
+func convFanIn(w *snn.Tensor, inShape []int, stride, pad, dil [2]int, groups int, in, f []int) {
+	oc, icPer, kh, kw := w.Shape[0], w.Shape[1], w.Shape[2], w.Shape[3]
+	ih, iw := inShape[1], inShape[2]
+	sp := len(f) / oc
+	ow := convOutLen(iw, kw, stride[1], pad[1], dil[1])
+	ocPer := oc / groups
+	for o := 0; o < oc; o++ {
+		g := o / ocPer
+		for p := 0; p < sp; p++ {
+			y, x := p/ow, p%ow
+			total := 0
+			for ci := 0; ci < icPer; ci++ {
+				c := g*icPer + ci
+				for ky := 0; ky < kh; ky++ {
+					iy := y*stride[0] - pad[0] + ky*dil[0]
+					if iy < 0 || iy >= ih {
+						continue
+					}
+					for kx := 0; kx < kw; kx++ {
+						ix := x*stride[1] - pad[1] + kx*dil[1]
+						if ix < 0 || ix >= iw || w.Data[((o*icPer+ci)*kh+ky)*kw+kx] == 0 {
+							continue
+						}
+						total += in[(c*ih+iy)*iw+ix]
+					}
+				}
+			}
+			f[o*sp+p] = total
+		}
+	}
+}
+
+func poolFanIn(inShape []int, k, stride, pad [2]int, in, f []int) {
+	c, ih, iw := inShape[0], inShape[1], inShape[2]
+	sp := len(f) / c
+	ow := convOutLen(iw, k[1], stride[1], pad[1], 1)
+	for ch := 0; ch < c; ch++ {
+		for p := 0; p < sp; p++ {
+			y, x := p/ow, p%ow
+			total := 0
+			for ky := 0; ky < k[0]; ky++ {
+				iy := y*stride[0] - pad[0] + ky
+				for kx := 0; kx < k[1]; kx++ {
+					ix := x*stride[1] - pad[1] + kx
+					if iy >= 0 && ix >= 0 && iy < ih && ix < iw {
+						total += in[(ch*ih+iy)*iw+ix]
+					}
+				}
+			}
+			f[ch*sp+p] = total
+		}
+	}
+}
+
+func convOutLen(in, k, stride, pad, dil int) int { return (in+2*pad-dil*(k-1)-1)/stride + 1 }
 
 // Partition places the compute nodes of g (neurons and thresholds) onto the
 // target's cores, first fit in name order, splitting a node across cores

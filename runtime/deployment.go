@@ -157,6 +157,8 @@ type worker struct {
 	pulse  bool
 	target compile.Target
 	active int
+	masker hal.SlotMasker // nil when the instance steps every slot
+	on     []bool
 }
 
 func newWorker(d *Deployment, in hal.Instance) *worker {
@@ -168,6 +170,9 @@ func newWorker(d *Deployment, in hal.Instance) *worker {
 	}
 	for i := range w.hot {
 		w.hot[i] = -1
+	}
+	if m, ok := in.(hal.SlotMasker); ok {
+		w.masker, w.on = m, make([]bool, in.Batch())
 	}
 	return w
 }
@@ -253,6 +258,14 @@ func (w *worker) tick() error {
 	}
 	if active == 0 {
 		return nil
+	}
+	if w.masker != nil {
+		for i, s := range w.slots {
+			w.on[i] = s != nil
+		}
+		if err := w.masker.SetActive(w.on); err != nil {
+			return err
+		}
 	}
 	before := w.inst.Counters()
 	for step := 0; step < w.steps; step++ {

@@ -287,40 +287,67 @@ func checkQuantReport(t *testing.T, orig, q *snn.Graph, info *compile.Quantizati
 // networkCounts computes, from the ONNX file alone, what compile.Compile
 // should count in the converted network: one IF neuron per ReLU output and
 // one integrator per logit; the parameters of every Gemm and Conv; and the
-// synapses as the compiler defines them (the non-zero weights into each
-// neuron: a dense row, or a convolution channel's kernel at every output
-// position, border taps included).
+// synapses as the compiler defines them: the (source neuron, weight) pairs
+// reaching each neuron. A Gemm row counts its non-zero weights; a
+// convolution output counts the taps that land inside its input (padding
+// taps read nothing); a value that went through average pooling stands
+// for the kernel-area neurons it pooled.
 func networkCounts(t *testing.T, m *Model) compile.NetworkReport {
 	t.Helper()
 	per := func(s []int) int { return snn.Size(s[1:]) }
-	nnz := func(xs []float32) int {
-		n := 0
-		for _, v := range xs {
-			if v != 0 {
-				n++
-			}
-		}
-		return n
-	}
 	r := compile.NetworkReport{Inputs: per(m.Inputs[0].Shape), Outputs: per(m.Outputs[0].Shape)}
 	r.Neurons, r.Layers = r.Outputs, 1
+	// fan is how many source neurons one element of a value stands for.
+	fan := map[string]int{m.Inputs[0].Name: 1}
 	for _, n := range m.Nodes {
+		in := 1
+		if len(n.Inputs) > 0 {
+			in = fan[n.Inputs[0]]
+		}
 		switch n.Op {
 		case "Relu":
 			r.Neurons += per(m.Shapes[n.Outputs[0]])
 			r.Layers++
+			in = 1
 		case "Gemm", "Conv":
 			w := m.Initializers[n.Inputs[1]]
 			r.Parameters += len(w.Data) + len(m.Initializers[n.Inputs[2]].Data)
 			if n.Op == "Gemm" {
-				r.Synapses += nnz(w.Data)
-				continue
+				for _, v := range w.Data {
+					if v != 0 {
+						r.Synapses += in
+					}
+				}
+				break
 			}
-			out := m.Shapes[n.Outputs[0]]
-			r.Synapses += nnz(w.Data) * out[2] * out[3]
-		case "Pad", "AveragePool", "Flatten", "Constant":
+			x, out := m.Shapes[n.Inputs[0]], m.Shapes[n.Outputs[0]]
+			pads := n.Ints("pads", []int64{0, 0, 0, 0})
+			kh, kw := w.Shape[2], w.Shape[3]
+			for o := 0; o < w.Shape[0]; o++ {
+				for y := 0; y < out[2]; y++ {
+					for xx := 0; xx < out[3]; xx++ {
+						for c := 0; c < w.Shape[1]; c++ {
+							for ky := 0; ky < kh; ky++ {
+								for kx := 0; kx < kw; kx++ {
+									iy, ix := y-int(pads[0])+ky, xx-int(pads[1])+kx
+									if iy >= 0 && ix >= 0 && iy < x[2] && ix < x[3] && w.Data[((o*w.Shape[1]+c)*kh+ky)*kw+kx] != 0 {
+										r.Synapses += in
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		case "AveragePool":
+			k := n.Ints("kernel_shape", nil)
+			in *= int(k[0] * k[1])
+		case "Pad", "Flatten", "Constant":
 		default:
 			t.Fatalf("count rule missing for %s", n.Op)
+		}
+		for _, o := range n.Outputs {
+			fan[o] = in
 		}
 	}
 	return r

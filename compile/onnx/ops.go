@@ -445,6 +445,9 @@ func optional(in [][]int, i int) []int {
 }
 
 func toInts(v []int64) []int {
+	if v == nil {
+		return nil // absent stays absent: Transpose without perm reverses
+	}
 	out := make([]int, len(v))
 	for i, x := range v {
 		out[i] = int(x)

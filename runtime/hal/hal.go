@@ -68,6 +68,15 @@ type Instance interface {
 	Close() error
 }
 
+// SlotMasker is an optional ability of an Instance: stepping only some of
+// its slots, so that idle slots cost nothing. Callers check for it at run
+// time, as net/http checks for http.Flusher.
+type SlotMasker interface {
+	// SetActive chooses the slots Step advances (len == Batch); the others
+	// keep their state. nil activates all.
+	SetActive(active []bool) error
+}
+
 // Sentinel errors.
 var (
 	ErrUnknownDevice = errors.New("hal: unknown device")

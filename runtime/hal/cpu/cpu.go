@@ -76,6 +76,9 @@ func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 	return in.sim.Step(inputs...)
 }
 
+// SetActive steps only the chosen slots (hal.SlotMasker).
+func (in *Instance) SetActive(active []bool) error { return in.sim.SetActive(active) }
+
 // Reset clears one slot.
 func (in *Instance) Reset(slot int) error {
 	if in.closed {
