@@ -771,12 +771,16 @@ func (im *importer) inputShape(layers []*layer) ([]int, error) {
 	for _, l := range layers {
 		switch l.kind {
 		case "linear":
-			in := int(l.tensors["weight"].Shape[1])
+			w, ok := l.tensors["weight"]
+			if !ok || len(w.Shape) != 2 {
+				return nil, l.unsupported("a Linear layer needs a 2-D tensor %q", l.key("weight"))
+			}
+			in := int(w.Shape[1])
 			im.warn("inferred: input shape [%d] from layer %q's in_features", in, l.name)
 			return []int{in}, nil
 		case "norse.lifrecurrent":
-			t := l.tensors["input_weights"]
-			if len(t.Shape) != 2 {
+			t, ok := l.tensors["input_weights"]
+			if !ok || len(t.Shape) != 2 {
 				return nil, &compile.UnsupportedError{Node: l.key("input_weights"), Reason: fmt.Sprintf("shape %v, want 2 dimensions", t.Shape)}
 			}
 			im.warn("inferred: input shape [%d] from layer %q's input_weights", t.Shape[1], l.name)

@@ -1,0 +1,68 @@
+package pytorch
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neuro-go/neuro/compile"
+)
+
+// FuzzImport runs whole files through Import with one of a few option sets
+// (none; the Norse description; a CNN input shape), picked by the length. Seeds are every
+// .pt fixture of this package and the digits models up to 32 KiB. Import must return a
+// graph that validates or an error, never panic (it recovers internally and
+// says "internal error", which fails here too), and must stay within
+// MaxBytes.
+func FuzzImport(f *testing.F) {
+	var paths []string
+	for _, pat := range []string{"testdata/*.pt", "testdata/snn/*.pt", "../testdata/digits/*.pt"} {
+		m, err := filepath.Glob(pat)
+		if err != nil {
+			f.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	if len(paths) < 10 {
+		f.Fatalf("fixtures missing: %v", paths)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(b) > 32<<10 {
+			continue // large seeds only slow the mutator; the tests read them
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// A slow input is a bug too: crash the worker so that the fuzzer
+		// keeps the input (a deferred check would never run on a hang).
+		guard := time.AfterFunc(10*time.Second, func() { panic("FuzzImport: one input took over 10 s") })
+		defer guard.Stop()
+		opts := &compile.ImportOptions{MaxBytes: 1 << 22, Conversion: compile.ConversionOptions{Timesteps: 8}}
+		switch len(data) % 3 { // the option set, chosen by the input itself
+		case 1:
+			opts.Layers = norseLayers["norse_lif"]
+		case 2:
+			opts.Layers = []compile.LayerSpec{{Name: "0", Shape: []int{1, 8, 8}}}
+		}
+		g, rep, err := compile.Import("pytorch", bytes.NewReader(data), int64(len(data)), opts)
+		if err != nil {
+			if strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("recovered panic: %v", err)
+			}
+			return
+		}
+		if g == nil || rep == nil {
+			t.Fatal("nil graph or report without an error")
+		}
+		if err := g.Validate(); err != nil {
+			t.Fatalf("invalid graph: %v", err)
+		}
+	})
+}
