@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -604,4 +605,76 @@ func rezip(t *testing.T, b []byte, suffix string, edit func([]byte) []byte) []by
 		t.Fatalf("no entry *%s changed", suffix)
 	}
 	return buildZip(t, entries...)
+}
+
+// writeSnnTorchStateDict writes an snnTorch-style state_dict of
+// Linear(2048, 2048) → Leaky → Linear(2048, 512) → Leaky (5.2M parameters)
+// into dir, in torch.save's zip format, and returns its path and size.
+func writeSnnTorchStateDict(tb testing.TB, dir string) (string, int64, int) {
+	tb.Helper()
+	rng := uint32(1)
+	rnd := func(n int) []float32 {
+		xs := make([]float32, n)
+		for i := range xs {
+			rng = rng*1664525 + 1013904223
+			xs[i] = float32(int32(rng)) / (1 << 31) * 0.05
+		}
+		return xs
+	}
+	var ts []sdTensor
+	ts = append(ts, sdTensor{"0.weight", []int64{2048, 2048}, rnd(2048 * 2048)}, sdTensor{"0.bias", []int64{2048}, rnd(2048)})
+	ts = append(ts, leakyTensors("1", 0.9)...)
+	ts = append(ts, sdTensor{"2.weight", []int64{512, 2048}, rnd(512 * 2048)}, sdTensor{"2.bias", []int64{512}, rnd(512)})
+	ts = append(ts, leakyTensors("3", 0.8)...)
+	params := 0
+	for _, t := range ts {
+		params += len(t.data)
+	}
+	data := buildStateDict(tb, ts...)
+	path := filepath.Join(dir, "snntorch_5m.pt")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path, int64(len(data)), params
+}
+
+// BenchmarkImportCompile imports a 5.2M-parameter snnTorch state_dict from
+// disk and compiles it for the CPU target. It reports the bytes allocated
+// per import (and per import+compile) relative to the file size.
+func BenchmarkImportCompile(b *testing.B) {
+	path, size, params := writeSnnTorchStateDict(b, b.TempDir())
+	for _, withCompile := range []bool{false, true} {
+		name := "import"
+		if withCompile {
+			name = "import+compile"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+			for b.Loop() {
+				fh, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				g, _, err := compile.Import("pytorch", fh, size, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if withCompile {
+					if _, _, err := compile.Compile(g, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				fh.Close()
+			}
+			runtime.ReadMemStats(&ms1)
+			perOp := float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(b.N)
+			b.ReportMetric(float64(params), "params")
+			b.ReportMetric(perOp, "alloc-bytes/op")
+			b.ReportMetric(perOp/float64(size), "alloc/filesize")
+		})
+	}
 }
