@@ -109,14 +109,21 @@ func (sm *sampler) draw() int {
 		}
 		return best
 	}
-	t := sm.s.Temperature
-	m := math.Inf(-1)
+	inv := 1 / sm.s.Temperature
+	m := sm.logits[0]
 	for _, x := range sm.logits {
-		m = math.Max(m, x)
+		if x > m {
+			m = x
+		}
 	}
 	total := 0.0
 	for i, x := range sm.logits {
-		p := math.Exp((x - m) / t)
+		// Tokens more than 40 nats below the best have probability under
+		// 4e-18 of its: not worth an exponential.
+		p := 0.0
+		if d := (x - m) * inv; d > -40 {
+			p = math.Exp(d)
+		}
 		sm.probs[i] = p
 		total += p
 	}
