@@ -47,7 +47,8 @@ import (
 //   - Full-module pickles (torch.save(model)) and TorchScript archives of
 //     plain nn.Sequential ANNs (Linear, Conv2d, ReLU, Flatten, AvgPool2d,
 //     MaxPool2d, BatchNorm1d/2d, Dropout, Identity), converted with
-//     compile.ConvertANN(opts.Conversion). The input shape is the first
+//     compile.ConvertANN(opts.Conversion, with its Dt defaulting to
+//     opts.Dt). The input shape is the first
 //     layer's Shape in opts.Layers, or the first Linear's in_features.
 //
 // opts.Layers works in one of two ways. If any entry has a Kind, the list
@@ -922,7 +923,11 @@ func (im *importer) buildANN(layers []*layer) (*snn.Graph, error) {
 		a.Nodes = append(a.Nodes, n)
 		prev = name
 	}
-	g, crep, err := compile.ConvertANN(a, &im.o.Conversion)
+	conv := im.o.Conversion
+	if conv.Dt == 0 {
+		conv.Dt = im.o.Dt // the graph is built for the import's time step
+	}
+	g, crep, err := compile.ConvertANN(a, &conv)
 	if err != nil {
 		return nil, err
 	}
