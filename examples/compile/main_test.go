@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neuro-go/neuro/compile"
+)
+
+const (
+	digits  = "../../compile/testdata/digits"
+	snnData = "../../compile/pytorch/testdata/snn"
+)
+
+// runJSON runs the command's logic and decodes the JSON objects it prints.
+func runJSON(t *testing.T, args ...string) []map[string]json.RawMessage {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(args, &out); err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	var objs []map[string]json.RawMessage
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var m map[string]json.RawMessage
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, m)
+	}
+	if len(objs) == 0 {
+		t.Fatal("no output")
+	}
+	for _, k := range []string{"network", "target", "estimates", "warnings"} {
+		if _, ok := objs[0][k]; !ok {
+			t.Fatalf("report lacks %q: %s", k, out.String())
+		}
+	}
+	return objs
+}
+
+func writeJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "x.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func argmax(xs []float32) int {
+	best := 0
+	for i, v := range xs {
+		if v > xs[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// TestDigits compiles the digits MLP from ONNX and from a PyTorch module,
+// runs the first test samples for 64 steps and requires the ANN's
+// prediction from the readout; the PyTorch program is saved and loaded.
+func TestDigits(t *testing.T) {
+	var data struct {
+		Test struct {
+			Inputs [][]float32 `json:"inputs"`
+		} `json:"test"`
+	}
+	var results struct {
+		Models map[string]struct {
+			Predictions []int `json:"test_predictions"`
+		} `json:"models"`
+	}
+	for name, v := range map[string]any{"digits_test.json": &data, "results.json": &results} {
+		b, err := os.ReadFile(filepath.Join(digits, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calib := filepath.Join(digits, "digits_test.json")
+	for _, c := range []struct{ format, file string }{{"onnx", "mlp.onnx"}, {"pytorch", "mlp_module.pt"}} {
+		t.Run(c.format, func(t *testing.T) {
+			prog := filepath.Join(t.TempDir(), "mlp.neuro")
+			for i := 0; i < 3; i++ {
+				in := writeJSON(t, data.Test.Inputs[i])
+				objs := runJSON(t, "-format", c.format, "-in", filepath.Join(digits, c.file), "-calib", calib,
+					"-timesteps", "64", "-out", prog, "-input", in)
+				var net compile.NetworkReport
+				if err := json.Unmarshal(objs[0]["network"], &net); err != nil {
+					t.Fatal(err)
+				}
+				if net.Inputs != 64 || net.Outputs != 10 || net.Neurons < 192 {
+					t.Fatalf("network %+v", net)
+				}
+				var final [][]float32
+				if len(objs) != 2 || json.Unmarshal(objs[1]["output_final_state"], &final) != nil || len(final) != 1 || len(final[0]) != 10 {
+					t.Fatalf("run output %v", objs)
+				}
+				if got, want := argmax(final[0]), results.Models["mlp"].Predictions[i]; got != want {
+					t.Errorf("sample %d: readout argmax %d, the ANN predicts %d", i, got, want)
+				}
+			}
+			f, err := os.Open(prog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			st, _ := f.Stat()
+			p, err := compile.Load(f, st.Size(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Timesteps != 64 || p.Source.Format != c.format || len(p.Graph.Nodes) < 5 {
+				t.Fatalf("loaded program %+v", p)
+			}
+		})
+	}
+}
+
+// TestSnnTorch runs the snnTorch fixture on the input sequence it was
+// recorded with: the output spike counts must be the library's.
+func TestSnnTorch(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(snnData, "snntorch_leaky.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Input  [][]float32 `json:"input"`
+		Layers map[string]struct {
+			Spikes [][]float64 `json:"spikes"`
+		} `json:"layers"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]int, 4)
+	for _, row := range ref.Layers["3"].Spikes {
+		for j, s := range row {
+			if s != 0 {
+				want[j]++
+			}
+		}
+	}
+	objs := runJSON(t, "-format", "pytorch", "-in", filepath.Join(snnData, "snntorch_leaky.pt"), "-input", writeJSON(t, ref.Input))
+	var counts [][]int
+	if len(objs) != 2 || json.Unmarshal(objs[1]["output_spike_counts"], &counts) != nil || len(counts) != 1 {
+		t.Fatalf("run output %v", objs)
+	}
+	if !equalInts(counts[0], want) {
+		t.Fatalf("output spike counts %v, snnTorch %v", counts[0], want)
+	}
+	var warnings []string
+	if err := json.Unmarshal(objs[0]["warnings"], &warnings); err != nil || !strings.Contains(strings.Join(warnings, "\n"), "reset_delay") {
+		t.Fatalf("warnings %v do not state the reset_delay assumption", warnings)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestErrors: unknown formats and devices, and files that do not fit a
+// target, are errors.
+func TestErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-format", "pytorch"},
+		{"-format", "keras", "-in", filepath.Join(snnData, "snntorch_leaky.pt")},
+		{"-format", "pytorch", "-in", filepath.Join(snnData, "snntorch_leaky.pt"), "-target", "tpu"},
+		{"-format", "pytorch", "-in", filepath.Join(snnData, "snntorch_leaky.pt"), "-target", "loihi"}, // graded spikes: a Scale node
+	} {
+		var out bytes.Buffer
+		if err := run(args, &out); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
