@@ -243,8 +243,12 @@ func (w *worker) setActive(n int) {
 // tick presents one token to every active slot for the program's
 // timesteps, then hands each its logits.
 func (w *worker) tick() error {
-	active := 0
+	active, paused := 0, 0
+	limit := w.d.rt.opts.MaxPendingEvents
 	for i, s := range w.slots {
+		if w.on != nil {
+			w.on[i] = false
+		}
 		if s == nil {
 			continue
 		}
@@ -253,16 +257,25 @@ func (w *worker) tick() error {
 			w.free(i)
 			continue
 		}
+		if w.masker != nil && s.rs.pending() >= limit {
+			// Its caller is behind: hold the sequence, unstepped, until
+			// it catches up.
+			paused++
+			continue
+		}
 		w.setHot(i, s.input())
+		if w.on != nil {
+			w.on[i] = true
+		}
 		active++
 	}
 	if active == 0 {
+		if paused > 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
 		return nil
 	}
 	if w.masker != nil {
-		for i, s := range w.slots {
-			w.on[i] = s != nil
-		}
 		if err := w.masker.SetActive(w.on); err != nil {
 			return err
 		}
@@ -291,7 +304,7 @@ func (w *worker) tick() error {
 		float64(w.steps)*e.StaticPerStepPJ*share) * 1e-6
 	out := w.inst.Output(0)
 	for i, s := range w.slots {
-		if s == nil {
+		if s == nil || (w.on != nil && !w.on[i]) {
 			continue
 		}
 		s.stats.add(st)

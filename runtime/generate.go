@@ -338,6 +338,13 @@ type reqState struct {
 	now       func() time.Time
 }
 
+// pending is the number of events not yet taken by the caller.
+func (rs *reqState) pending() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.events)
+}
+
 func (rs *reqState) push(ev Event, finished bool) {
 	rs.mu.Lock()
 	if rs.ttft == 0 && ev.Text != "" {

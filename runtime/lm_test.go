@@ -126,7 +126,9 @@ func TestSeededSamplingIsReproducible(t *testing.T) {
 // equal their runs alone, and no goroutine outlives the test.
 func TestConcurrentWithCancellation(t *testing.T) {
 	base := goruntime.NumGoroutine()
-	rt := newTestRuntime(t, 8, &Options{QueueDepth: 64})
+	// With at most 2 events waiting per sequence, a request that cancels at
+	// its third event is certainly cancelled midway.
+	rt := newTestRuntime(t, 8, &Options{QueueDepth: 64, MaxPendingEvents: 2})
 	prompts := make([]string, 32)
 	for i := range prompts {
 		prompts[i] = fmt.Sprintf("Story %d: the fox", i)
@@ -226,7 +228,7 @@ func TestEchoScoresThePrompt(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	rt := newTestRuntime(t, 1, &Options{QueueDepth: 1})
+	rt := newTestRuntime(t, 1, &Options{QueueDepth: 1, MaxPendingEvents: 2})
 	ctx := context.Background()
 	var pe *ParamError
 	for _, tc := range []struct {
@@ -251,9 +253,11 @@ func TestErrors(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Param != "top_logprobs" {
 		t.Errorf("%v, want a ParamError naming top_logprobs", err)
 	}
-	// Overload: one slot busy with a long completion, the queue of one
-	// full, the next request refused.
+	// Overload: one slot held by a request whose caller does not read (the
+	// sequence pauses), the queue of one full, the next request refused.
 	long := &Request{Model: "test-lm", Prompt: "x"} // until the context is full
+	hold := make(chan struct{})
+	slow := func(Event) error { <-hold; return nil }
 	d, _ := rt.Deployment("test-cpu")
 	waitLoad := func(active, queued int) {
 		deadline := time.Now().Add(5 * time.Second)
@@ -274,7 +278,7 @@ func TestErrors(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rt.Generate(lctx, long, nil)
+			rt.Generate(lctx, long, slow)
 		}()
 		waitLoad(1, i)
 	}
@@ -282,6 +286,7 @@ func TestErrors(t *testing.T) {
 		t.Errorf("third request: %v, want ErrOverloaded", err)
 	}
 	cancel()
+	close(hold)
 	wg.Wait()
 }
 

@@ -48,6 +48,11 @@ type Options struct {
 	// TelemetryRecords bounds the request records kept for windowed
 	// telemetry. Default 100,000.
 	TelemetryRecords int
+	// MaxPendingEvents bounds the events a sequence may have produced that
+	// its caller has not yet taken; past it the sequence pauses (on devices
+	// that can step slots selectively, hal.SlotMasker), so a slow consumer
+	// costs no memory beyond the bound. Default 256.
+	MaxPendingEvents int
 	// Now is the clock; default time.Now. Tests set it.
 	Now func() time.Time
 }
@@ -118,6 +123,9 @@ func New(opts *Options) *Runtime {
 	}
 	if o.TelemetryRecords == 0 {
 		o.TelemetryRecords = 100_000
+	}
+	if o.MaxPendingEvents == 0 {
+		o.MaxPendingEvents = 256
 	}
 	log := o.Logger
 	if log == nil {
