@@ -678,3 +678,91 @@ func BenchmarkImportCompile(b *testing.B) {
 		})
 	}
 }
+
+// TestSpikingJelly replays SpikingJelly's single-step equations as read from
+// activation_based/functional/neuron.py (lif_charge, if_step,
+// voltage_reset; no library trace: SpikingJelly is not in the reference
+// snapshots) against the imported LIFNode and IFNode layers.
+func TestSpikingJelly(t *testing.T) {
+	const n = 4
+	eye := make([]float32, n*n)
+	for i := 0; i < n; i++ {
+		eye[i*n+i] = 1
+	}
+	file := buildStateDict(t, sdTensor{"0.weight", []int64{n, n}, eye})
+	x := []float32{0.3, 0.55, 0.93, 1.7} // none lands exactly on a threshold
+	for _, c := range []struct {
+		name   string
+		kind   string
+		params map[string]float64
+	}{
+		{"lif hard decay_input", "spikingjelly.lif", map[string]float64{"tau": 2}},
+		{"lif hard no decay_input", "spikingjelly.lif", map[string]float64{"tau": 3, "decay_input": 0, "v_reset": -0.2, "v_threshold": 1.3}},
+		{"lif soft", "spikingjelly.lif", map[string]float64{"tau": 1.5, "soft_reset": 1, "v_threshold": 0.8}},
+		{"if hard", "spikingjelly.if", map[string]float64{"v_threshold": 2.05}},
+		{"if soft", "spikingjelly.if", map[string]float64{"soft_reset": 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := &compile.ImportOptions{Layers: []compile.LayerSpec{{Name: "0", Kind: "linear"}, {Name: "1", Kind: c.kind, Params: c.params}}}
+			g, _, err := compile.Import("pytorch", bytes.NewReader(file), int64(len(file)), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim, err := snn.NewSimulator(g, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := func(k string, d float64) float64 {
+				if v, ok := c.params[k]; ok {
+					return v
+				}
+				return d
+			}
+			tau, th, vr := p("tau", 2), p("v_threshold", 1), p("v_reset", 0)
+			soft, decay := p("soft_reset", 0) != 0, p("decay_input", 1) != 0
+			if soft {
+				vr = 0
+			}
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = vr
+			}
+			spikes := 0
+			for step := 0; step < 60; step++ {
+				if err := sim.Step(x); err != nil {
+					t.Fatal(err)
+				}
+				for i := range v {
+					xi := float64(x[i])
+					switch {
+					case c.kind == "spikingjelly.if":
+						v[i] += xi
+					case decay:
+						v[i] += (xi - (v[i] - vr)) / tau
+					default:
+						v[i] += -(v[i]-vr)/tau + xi
+					}
+					spk := v[i]-th >= 0
+					if spk {
+						spikes++
+						if soft {
+							v[i] -= th
+						} else {
+							v[i] = vr
+						}
+					}
+					if got := sim.NodeOutput("1")[i] == 1; got != spk {
+						t.Fatalf("step %d neuron %d: spike %v, SpikingJelly's equations %v", step, i, got, spk)
+					}
+					got, _ := sim.StateAt("1", snn.VarV, 0, i)
+					if d := math.Abs(float64(got) - v[i]); d > 1e-4 {
+						t.Fatalf("step %d neuron %d: v %v, SpikingJelly's equations %v", step, i, got, v[i])
+					}
+				}
+			}
+			if spikes == 0 {
+				t.Fatal("no spikes")
+			}
+		})
+	}
+}
