@@ -1,5 +1,7 @@
 // Package onnx reads ONNX models of artificial neural networks into a small,
-// validated Go description (Model) that the ANN-to-SNN conversion consumes.
+// validated Go description (Model), maps it onto compile's ANN description
+// ((*Model).ANN), and imports it as the compile format "onnx" (Import), where
+// compile.ConvertANN turns it into a spiking network.
 //
 // # Overview
 //

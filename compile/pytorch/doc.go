@@ -1,9 +1,15 @@
 // Package pytorch reads the files PyTorch writes: torch.save archives (the zip
 // format of PyTorch 1.6 and later) holding a state_dict, a whole nn.Module or
 // any other picklable value, and TorchScript archives written by
-// torch.jit.save. It is the reading layer of the "pytorch" importer: it turns
-// bytes into Go values (modules, hyperparameters, tensors) and leaves the
-// mapping onto a spiking graph to the compile package.
+// torch.jit.save, and imports the networks they hold as the compile format
+// "pytorch" (alias "torchscript"). The reading layer turns bytes into Go
+// values (modules, hyperparameters, tensors); Import maps those onto a
+// spiking graph: snnTorch state_dicts with no description (layer order from
+// the key prefixes, layer kind from the tensors present, neurons through
+// snn.SnnTorchLeaky and snn.SnnTorchSynaptic), Norse and SpikingJelly
+// state_dicts described by compile.ImportOptions.Layers, and artificial
+// nn.Sequential networks (whole-module pickles, TorchScript, or described
+// state_dicts) converted by compile.ConvertANN.
 //
 // # Overview
 //
