@@ -1,0 +1,339 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/neuro-go/neuro/tokenizer"
+)
+
+// readBody reads a request body of at most limit bytes. A declared
+// Content-Length over the limit is refused before reading; an undeclared
+// one is cut off by http.MaxBytesReader as it streams in, so a huge body
+// is never held in memory.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Error) {
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	n := r.ContentLength
+	if n < 0 || n > 64<<10 {
+		n = 512
+	}
+	buf := make([]byte, 0, n+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, tooLarge(limit)
+			}
+			return nil, invalid("", "invalid_body", "reading the request body: %v", err)
+		}
+	}
+	if len(buf) == 0 {
+		return nil, invalid("", "missing_body", "the request body is empty; send a JSON object")
+	}
+	if !utf8.Valid(buf) {
+		return nil, invalid("", "invalid_json", "the request body is not valid UTF-8")
+	}
+	return buf, nil
+}
+
+// decodeObject unmarshals a JSON object into v, turning every failure
+// into a 400 (syntax errors, nesting beyond encoding/json's depth limit,
+// a top level that is not an object).
+func decodeObject(b []byte, v any) *Error {
+	err := json.Unmarshal(b, v)
+	if err == nil {
+		return nil
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return invalid("", "invalid_json", "malformed JSON at byte %d: %s", se.Offset, se.Error())
+	case errors.As(err, &te) && te.Field == "":
+		return invalid("", "invalid_json", "the request body must be a JSON object, not %s", te.Value)
+	case errors.As(err, &te):
+		return invalid(te.Field, "invalid_type", "%s must not be %s", te.Field, te.Value)
+	}
+	return invalid("", "invalid_json", "malformed JSON: %v", err)
+}
+
+// The field parsers below take a field's raw JSON (nil when absent) and
+// return a 400 naming the field when its type or range is wrong. JSON null
+// is the same as absent.
+
+func absent(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+func kindOf(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+func parseString(raw json.RawMessage, param string) (string, *Error) {
+	if absent(raw) {
+		return "", nil
+	}
+	if raw[0] != '"' {
+		return "", invalid(param, "invalid_type", "%s must be a string, not %s", param, kindOf(raw))
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", invalid(param, "invalid_type", "%s must be a string", param)
+	}
+	return s, nil
+}
+
+func parseBool(raw json.RawMessage, param string) (bool, *Error) {
+	switch string(raw) {
+	case "", "null", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, invalid(param, "invalid_type", "%s must be a boolean, not %s", param, kindOf(raw))
+}
+
+// parseNumber returns def when absent.
+func parseNumber(raw json.RawMessage, param string, lo, hi, def float64) (float64, *Error) {
+	if absent(raw) {
+		return def, nil
+	}
+	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, invalid(param, "invalid_type", "%s must be a number, not %s", param, kindOf(raw))
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return 0, invalid(param, "invalid_value", "%s: %s is out of range [%g, %g]", param, raw, lo, hi)
+	}
+	if f < lo || f > hi {
+		return 0, invalid(param, "invalid_value", "%s: %g is out of range [%g, %g]", param, f, lo, hi)
+	}
+	return f, nil
+}
+
+// parseInt accepts integers (and numbers with a zero fraction, such as 5.0,
+// which some clients write); set is false when absent.
+func parseInt(raw json.RawMessage, param string, lo, hi int64) (v int64, set bool, e *Error) {
+	if absent(raw) {
+		return 0, false, nil
+	}
+	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, false, invalid(param, "invalid_type", "%s must be an integer, not %s", param, kindOf(raw))
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		v = n
+	} else {
+		f, ferr := strconv.ParseFloat(string(raw), 64)
+		switch {
+		case ferr == nil && f != math.Trunc(f):
+			return 0, false, invalid(param, "invalid_type", "%s must be an integer, not %s", param, raw)
+		case ferr != nil || f < math.MinInt64 || f >= math.MaxInt64:
+			return 0, false, invalid(param, "invalid_value", "%s: %s is out of range [%d, %d]", param, raw, lo, hi)
+		}
+		v = int64(f)
+	}
+	if v < lo || v > hi {
+		return 0, false, invalid(param, "invalid_value", "%s: %d is out of range [%d, %d]", param, v, lo, hi)
+	}
+	return v, true, nil
+}
+
+// parseStop accepts a string or an array of at most 4 non-empty strings.
+func parseStop(raw json.RawMessage) ([]string, *Error) {
+	if absent(raw) {
+		return nil, nil
+	}
+	var stops []string
+	switch raw[0] {
+	case '"':
+		s, e := parseString(raw, "stop")
+		if e != nil {
+			return nil, e
+		}
+		stops = []string{s}
+	case '[':
+		if err := json.Unmarshal(raw, &stops); err != nil {
+			return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings")
+		}
+		if len(stops) > 4 {
+			return nil, invalid("stop", "invalid_value", "stop: %d sequences, at most 4", len(stops))
+		}
+	default:
+		return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings, not %s", kindOf(raw))
+	}
+	for _, s := range stops {
+		if s == "" {
+			return nil, invalid("stop", "invalid_value", "stop: empty stop sequence")
+		}
+	}
+	return stops, nil
+}
+
+// parseLogitBias accepts {"token id": bias in [-100, 100]}.
+func parseLogitBias(raw json.RawMessage) (map[int]float64, *Error) {
+	if absent(raw) {
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		return nil, invalid("logit_bias", "invalid_type", "logit_bias must be an object mapping token ids to numbers, not %s", kindOf(raw))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, invalid("logit_bias", "invalid_type", "logit_bias must be an object mapping token ids to numbers")
+	}
+	out := make(map[int]float64, len(m))
+	for k, v := range m {
+		id, err := strconv.Atoi(k)
+		if err != nil || id < 0 {
+			return nil, invalid("logit_bias", "invalid_value", "logit_bias: key %q is not a token id", k)
+		}
+		b, e := parseNumber(v, "logit_bias", -100, 100, 0)
+		if e != nil {
+			return nil, e
+		}
+		out[id] = b
+	}
+	return out, nil
+}
+
+var validRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true}
+
+// parseMessages accepts an array of {role, content} with content a string
+// or an array of text parts (joined).
+func parseMessages(raw json.RawMessage) ([]tokenizer.Message, *Error) {
+	if absent(raw) {
+		return nil, invalid("messages", "missing_field", "messages is required")
+	}
+	if raw[0] != '[' {
+		return nil, invalid("messages", "invalid_type", "messages must be an array, not %s", kindOf(raw))
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, invalid("messages", "invalid_type", "messages must be an array of objects")
+	}
+	if len(items) == 0 {
+		return nil, invalid("messages", "invalid_value", "messages must hold at least one message")
+	}
+	out := make([]tokenizer.Message, len(items))
+	for i, it := range items {
+		p := "messages[" + strconv.Itoa(i) + "]"
+		if len(it) == 0 || it[0] != '{' {
+			return nil, invalid(p, "invalid_type", "%s must be an object, not %s", p, kindOf(it))
+		}
+		var m struct {
+			Role    json.RawMessage `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(it, &m); err != nil {
+			return nil, invalid(p, "invalid_type", "%s must be an object with role and content", p)
+		}
+		role, e := parseString(m.Role, p+".role")
+		if e != nil {
+			return nil, e
+		}
+		if role == "" {
+			return nil, invalid(p+".role", "missing_field", "%s.role is required", p)
+		}
+		if !validRoles[role] {
+			return nil, invalid(p+".role", "invalid_value", "%s.role %q is not one of system, developer, user, assistant", p, role)
+		}
+		content, e := parseContent(m.Content, p+".content", role)
+		if e != nil {
+			return nil, e
+		}
+		out[i] = tokenizer.Message{Role: role, Content: content}
+	}
+	return out, nil
+}
+
+func parseContent(raw json.RawMessage, param, role string) (string, *Error) {
+	if absent(raw) {
+		if role == "assistant" { // an assistant turn that only called tools
+			return "", nil
+		}
+		return "", invalid(param, "missing_field", "%s is required", param)
+	}
+	switch raw[0] {
+	case '"':
+		return parseString(raw, param)
+	case '[':
+		var parts []struct {
+			Type json.RawMessage `json:"type"`
+			Text json.RawMessage `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", invalid(param, "invalid_type", "%s must be a string or an array of text parts", param)
+		}
+		var sb strings.Builder
+		for j, part := range parts {
+			pp := param + "[" + strconv.Itoa(j) + "]"
+			typ, e := parseString(part.Type, pp+".type")
+			if e != nil {
+				return "", e
+			}
+			if typ != "text" {
+				return "", invalid(pp+".type", "invalid_value", "%s.type %q is not supported; only text parts are", pp, typ)
+			}
+			text, e := parseString(part.Text, pp+".text")
+			if e != nil {
+				return "", e
+			}
+			sb.WriteString(text)
+		}
+		return sb.String(), nil
+	}
+	return "", invalid(param, "invalid_type", "%s must be a string or an array of text parts, not %s", param, kindOf(raw))
+}
+
+// parsePrompt accepts a string or a non-empty array of at most maxPrompts
+// strings.
+func parsePrompt(raw json.RawMessage) ([]string, *Error) {
+	const maxPrompts = 16
+	if absent(raw) {
+		return nil, invalid("prompt", "missing_field", "prompt is required")
+	}
+	switch raw[0] {
+	case '"':
+		s, e := parseString(raw, "prompt")
+		return []string{s}, e
+	case '[':
+		var ps []string
+		if err := json.Unmarshal(raw, &ps); err != nil {
+			return nil, invalid("prompt", "invalid_type", "prompt must be a string or an array of strings (token arrays are not supported)")
+		}
+		if len(ps) == 0 || len(ps) > maxPrompts {
+			return nil, invalid("prompt", "invalid_value", "prompt: %d prompts, want 1 to %d", len(ps), maxPrompts)
+		}
+		return ps, nil
+	}
+	return nil, invalid("prompt", "invalid_type", "prompt must be a string or an array of strings, not %s", kindOf(raw))
+}

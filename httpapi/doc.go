@@ -1,0 +1,40 @@
+// Package httpapi serves Neuro's REST interface (the OpenAI-compatible
+// chat and text completions, plus deployments, compile, telemetry, health
+// and metrics) as one http.Handler over a runtime.Runtime.
+//
+// # Overview
+//
+// New(rt, opts) returns a *Server. Mount it on any mux, under a prefix
+// with http.StripPrefix:
+//
+//	srv, err := httpapi.New(rt, &httpapi.Options{Keys: map[string]string{key: "alice"}})
+//	mux.Handle("/neuro/", http.StripPrefix("/neuro", srv))
+//
+// Every /v1 route needs "Authorization: Bearer <key>"; a KeyStore maps
+// keys to principals, and a principal scopes telemetry, rate limits and
+// compiled networks. Errors are always {"error":{"message","type","param",
+// "code"}} with the statuses of API.md, and every response carries
+// x-request-id. Streams are server-sent events flushed per token; a client
+// that goes away cancels its generation at once, and one that stops
+// reading is cut off after Options.StreamWriteTimeout.
+//
+// In mock mode (Options.Mock) no model runs: the neuro-1 models answer
+// with text picked from a fixed word list by a hash of the request body
+// (the same request gets the same text), token counts come from the
+// project tokenizer (neuro-bpe-4k), and every other contract holds.
+//
+// docs/API.md records the decisions this package took where API.md left
+// them open.
+//
+// # Invariants
+//
+//   - Nothing a client sends panics the server; a panic in a handler is
+//     recovered into 500 internal_error and the server keeps serving.
+//   - A request body is never read past its limit (413), and a
+//     /v1/compile upload's size is checked on its base64 text before it
+//     is decoded.
+//   - Keys are compared in constant time and never logged; a key in the
+//     query string is refused.
+//   - The server holds no global state: two servers in one process share
+//     nothing, not even a Prometheus registry.
+package httpapi

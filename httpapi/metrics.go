@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// metrics are the server's Prometheus series, in a registry of its own:
+// two servers in one process never share or collide.
+type metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	ttft      *prometheus.HistogramVec
+	tokens    *prometheus.CounterVec
+	spikes    *prometheus.CounterVec
+	synops    *prometheus.CounterVec
+	timesteps *prometheus.CounterVec
+	energy    *prometheus.CounterVec
+	codes     [600]string
+}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_http_requests_total",
+		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "neuro_http_request_duration_seconds",
+		Help: "Time to answer a request (to the end of its stream), by endpoint.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14)}, []string{"endpoint"})
+	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "neuro_time_to_first_token_seconds",
+		Help: "Time from the request to its first generated token, by model.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14)}, []string{"model"})
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_tokens_total",
+		Help: "Tokens processed, by model and kind (prompt or completion)."}, []string{"model", "kind"})
+	m.spikes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_spikes_total",
+		Help: "Spikes fired while generating, by model."}, []string{"model"})
+	m.synops = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_synaptic_ops_total",
+		Help: "Synaptic operations while generating, by model."}, []string{"model"})
+	m.timesteps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_timesteps_total",
+		Help: "Network timesteps run while generating, by model."}, []string{"model"})
+	m.energy = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_energy_microjoules_total",
+		Help: "Estimated device energy spent generating, in microjoules, by model."}, []string{"model"})
+	m.reg.MustRegister(m.requests, m.latency, m.ttft, m.tokens, m.spikes, m.synops, m.timesteps, m.energy,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	for i := range m.codes {
+		m.codes[i] = strconv.Itoa(i)
+	}
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+func (m *metrics) request(endpoint string, status int, d time.Duration) {
+	code := "other"
+	if status >= 0 && status < len(m.codes) {
+		code = m.codes[status]
+	}
+	m.requests.WithLabelValues(endpoint, code).Inc()
+	m.latency.WithLabelValues(endpoint).Observe(d.Seconds())
+}
+
+func (m *metrics) generation(res *runtime.Result) {
+	model := res.Model
+	if res.Stats.TimeToFirstToken > 0 {
+		m.ttft.WithLabelValues(model).Observe(res.Stats.TimeToFirstToken.Seconds())
+	}
+	m.tokens.WithLabelValues(model, "prompt").Add(float64(res.Usage.PromptTokens))
+	m.tokens.WithLabelValues(model, "completion").Add(float64(res.Usage.CompletionTokens))
+	m.spikes.WithLabelValues(model).Add(res.Stats.Spikes)
+	m.synops.WithLabelValues(model).Add(res.Stats.SynapticOps)
+	m.timesteps.WithLabelValues(model).Add(float64(res.Stats.Timesteps))
+	m.energy.WithLabelValues(model).Add(res.Stats.EnergyMicrojoule)
+}

@@ -1,0 +1,316 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
+	"github.com/neuro-go/neuro/snn"
+)
+
+type modelRecord struct {
+	ID           string       `json:"id"`
+	Object       string       `json:"object"`
+	Created      int64        `json:"created"`
+	OwnedBy      string       `json:"owned_by"`
+	Capabilities capabilities `json:"capabilities"`
+	Neuromorphic *neuroInfo   `json:"neuromorphic"`
+	Description  string       `json:"description,omitempty"`
+}
+
+type capabilities struct {
+	Chat        bool `json:"chat"`
+	Completions bool `json:"completions"`
+	Streaming   bool `json:"streaming"`
+	Logprobs    bool `json:"logprobs"`
+}
+
+type neuroInfo struct {
+	Neurons            int         `json:"neurons"`
+	Synapses           int         `json:"synapses"`
+	Layers             int         `json:"layers"`
+	Parameters         int         `json:"parameters"`
+	TimestepsPerToken  int         `json:"timesteps_per_token,omitempty"`
+	TimestepsPerSample int         `json:"timesteps_per_sample,omitempty"`
+	Context            contextInfo `json:"context"`
+	Devices            []string    `json:"devices"`
+	Mock               bool        `json:"mock,omitempty"`
+}
+
+type contextInfo struct {
+	// Handling is how the network holds its context: in the spiking
+	// state of its recurrent layers, of constant size.
+	Handling string `json:"handling"`
+	// Length is the most tokens a sequence may hold; 0 is unbounded.
+	Length int `json:"length"`
+}
+
+// modelView is a model as the API sees it: a runtime model, or one of
+// the mock catalogue's.
+type modelView struct {
+	id       string
+	language bool
+	compiled bool
+	owner    string // compiled networks: the principal that compiled it
+	rt       *runtime.Model
+	mock     *mockModel
+}
+
+// lookupModel finds a model by id, the alias neuro-1 included.
+func (s *Server) lookupModel(id string) (*modelView, error) {
+	if id == "neuro-1" {
+		id = "neuro-1-standard"
+	}
+	if m, err := s.rt.Model(id); err == nil {
+		owner, compiled := s.nets.owner(m.ID)
+		return &modelView{id: m.ID, language: m.IsLanguageModel(), compiled: compiled, owner: owner, rt: m}, nil
+	}
+	if s.mock != nil {
+		if mm := s.mock.model(id); mm != nil {
+			return &modelView{id: mm.id, language: true, mock: mm}, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q", runtime.ErrModelNotFound, id)
+}
+
+// visible reports whether principal may see the model: compiled networks
+// are their owner's alone.
+func (v *modelView) visible(principal string) bool { return !v.compiled || v.owner == principal }
+
+func (s *Server) record(v *modelView) *modelRecord {
+	if v.mock != nil {
+		return v.mock.record()
+	}
+	m := v.rt
+	rec := &modelRecord{ID: m.ID, Object: "model", Created: m.Created.Unix(), OwnedBy: m.OwnedBy, Description: m.Card.Description}
+	if rec.OwnedBy == "" {
+		rec.OwnedBy = "neuro"
+	}
+	if v.compiled {
+		rec.OwnedBy = v.owner
+	}
+	lm := m.IsLanguageModel()
+	rec.Capabilities = capabilities{Chat: lm, Completions: lm, Streaming: lm, Logprobs: lm}
+	rec.Neuromorphic = s.infos.get(m)
+	return rec
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	principal := info(r).principal
+	data := []*modelRecord{}
+	seen := map[string]bool{}
+	for _, m := range s.rt.Models() {
+		v, err := s.lookupModel(m.ID)
+		if err != nil || !v.visible(principal) {
+			continue
+		}
+		seen[m.ID] = true
+		data = append(data, s.record(v))
+	}
+	if s.mock != nil {
+		for _, mm := range s.mock.models {
+			if !seen[mm.id] {
+				data = append(data, mm.record())
+			}
+		}
+	}
+	sort.Slice(data, func(i, j int) bool { return data[i].ID < data[j].ID })
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	v, err := s.lookupModel(r.PathValue("id"))
+	if err == nil && !v.visible(info(r).principal) {
+		err = fmt.Errorf("%w: %q", runtime.ErrModelNotFound, r.PathValue("id"))
+	}
+	if err != nil {
+		writeError(w, toError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.record(v))
+}
+
+// modelInfos caches each model's neuromorphic description: counting and
+// trying every device is done once per model.
+type modelInfos struct {
+	mu sync.Mutex
+	m  map[*runtime.Model]*neuroInfo
+}
+
+func newModelInfos() *modelInfos { return &modelInfos{m: map[*runtime.Model]*neuroInfo{}} }
+
+func (c *modelInfos) get(m *runtime.Model) *neuroInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ni, ok := c.m[m]; ok {
+		return ni
+	}
+	ni := describe(m)
+	c.m[m] = ni
+	return ni
+}
+
+var nirKinds = []snn.Kind{"Input", "Output", "Affine", "Linear", "Scale", "Conv1d", "Conv2d", "Flatten", "SumPool2d", "AvgPool2d",
+	"Delay", "Threshold", "I", "IF", "LI", "LIF", "CubaLI", "CubaLIF"}
+
+func describe(m *runtime.Model) *neuroInfo {
+	p := m.Program
+	ni := &neuroInfo{Context: contextInfo{Handling: "recurrent spiking state (constant memory per sequence)", Length: m.ContextLength()}, Devices: []string{}}
+	if m.IsLanguageModel() {
+		ni.TimestepsPerToken = p.Timesteps
+	} else {
+		ni.TimestepsPerSample = p.Timesteps
+		ni.Context.Handling = "none (one sample at a time)"
+	}
+	if _, rep, err := compile.Compile(p.Graph, &compile.Options{Name: p.Name, Timesteps: max(p.Timesteps, 1), Dt: p.Dt}); err == nil {
+		ni.Neurons, ni.Synapses, ni.Layers, ni.Parameters = rep.Network.Neurons, rep.Network.Synapses, rep.Network.Layers, rep.Network.Parameters
+	}
+	if m.Card.Neurons > 0 {
+		ni.Neurons = m.Card.Neurons
+	}
+	if m.Card.Synapses > 0 {
+		ni.Synapses = m.Card.Synapses
+	}
+	if m.Card.Parameters > 0 {
+		ni.Parameters = m.Card.Parameters
+	}
+	for _, name := range hal.Devices() {
+		dev, err := hal.Open(name, hal.Config{})
+		if err != nil {
+			continue
+		}
+		t := dev.Capabilities().Target
+		fits := true
+		for _, k := range nirKinds {
+			if !t.Supports(k) && len(p.Graph.NamesOfKind(k)) > 0 {
+				fits = false
+				break
+			}
+		}
+		if fits {
+			if _, err := compile.Partition(p.Graph, &t); err != nil {
+				fits = false
+			}
+		}
+		if fits {
+			ni.Devices = append(ni.Devices, name)
+		}
+	}
+	return ni
+}
+
+type deploymentRecord struct {
+	ID           string       `json:"id"`
+	Object       string       `json:"object"`
+	Model        string       `json:"model"`
+	Device       deviceRecord `json:"device"`
+	Status       string       `json:"status"`
+	Created      int64        `json:"created"`
+	Replicas     int          `json:"replicas"`
+	MaxBatchSize int          `json:"max_batch_size"`
+	Load         loadRecord   `json:"load"`
+	Failure      string       `json:"failure,omitempty"`
+	Mock         bool         `json:"mock,omitempty"`
+}
+
+type deviceRecord struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	Vendor string `json:"vendor,omitempty"`
+	Model  string `json:"model,omitempty"`
+}
+
+type loadRecord struct {
+	Active int `json:"active"`
+	Queued int `json:"queued"`
+}
+
+func deploymentOf(d *runtime.Deployment) *deploymentRecord {
+	active, queued := d.Load()
+	rec := &deploymentRecord{
+		ID: d.ID, Object: "deployment", Model: d.Model.ID,
+		Device: deviceRecord{Name: d.Device.Name, Kind: string(d.Device.Kind), Vendor: d.Device.Vendor, Model: d.Device.Model},
+		Status: string(d.Status()), Created: d.Created.Unix(), Replicas: d.Replicas, MaxBatchSize: d.MaxBatch,
+		Load: loadRecord{Active: active, Queued: queued},
+	}
+	if err := d.Failure(); err != nil {
+		rec.Failure = trimPrefix(err)
+	}
+	return rec
+}
+
+func (s *Server) deployments() []*deploymentRecord {
+	data := []*deploymentRecord{}
+	have := map[string]bool{}
+	for _, d := range s.rt.Deployments() {
+		data = append(data, deploymentOf(d))
+		have[d.ID] = true
+	}
+	if s.mock != nil {
+		for _, d := range s.mock.deps {
+			if !have[d.id] {
+				data = append(data, d.record())
+			}
+		}
+	}
+	sort.Slice(data, func(i, j int) bool { return data[i].ID < data[j].ID })
+	return data
+}
+
+func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": s.deployments()})
+}
+
+func (s *Server) handleDeployment(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if d, err := s.rt.Deployment(id); err == nil {
+		writeJSON(w, http.StatusOK, deploymentOf(d))
+		return
+	}
+	if s.mock != nil {
+		if d := s.mock.deployment(s, id); d != nil {
+			writeJSON(w, http.StatusOK, d.record())
+			return
+		}
+	}
+	writeError(w, notFound("deployment_not_found", "deployment %q not found", id))
+}
+
+// handleHealth answers 200 when every deployment is ready (or in mock
+// mode), 503 with the reason otherwise.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	deps := s.deployments()
+	type depHealth struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	out := map[string]any{"status": "ok", "mock": s.mock != nil}
+	list := make([]depHealth, 0, len(deps))
+	reason := ""
+	for _, d := range deps {
+		list = append(list, depHealth{d.ID, d.Status})
+		if d.Status != string(runtime.StatusReady) && reason == "" {
+			reason = fmt.Sprintf("deployment %s is %s", d.ID, d.Status)
+			if d.Failure != "" {
+				reason += ": " + d.Failure
+			}
+		}
+	}
+	if len(deps) == 0 && s.mock == nil {
+		reason = "no model is deployed"
+	}
+	out["deployments"] = list
+	if reason != "" {
+		out["status"] = "unavailable"
+		out["reason"] = reason
+		out["error"] = map[string]any{"message": reason, "type": typeServer, "param": nil, "code": "unavailable"}
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, out)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Options configure a Server. A nil *Options is not enough on its own: the
+// server needs API keys (Keys or KeyStore). Every other zero field takes
+// the default written beside it.
+type Options struct {
+	// KeyStore authenticates bearer keys. Default: StaticKeys(Keys).
+	KeyStore KeyStore
+	// Keys maps API keys to the principal (caller identity) they stand
+	// for; used when KeyStore is nil. A principal scopes telemetry and
+	// owns the networks it compiles.
+	Keys map[string]string
+
+	// Mock answers generation requests without running any model:
+	// deterministic text derived from the request, token counts from the
+	// project tokenizer (see the package documentation).
+	Mock bool
+
+	// DataDir, when set, is where compiled networks are stored so that
+	// they survive a restart. Default: kept in memory only.
+	DataDir string
+
+	// AllowedOrigins lists the browser origins CORS admits ("*" admits
+	// any). Default none: no CORS headers are sent.
+	AllowedOrigins []string
+
+	// DisableMetrics turns GET /metrics off (it then answers 404).
+	DisableMetrics bool
+
+	// MaxBodyBytes bounds a JSON request body. Default 1 MiB.
+	MaxBodyBytes int64
+	// MaxCompileBytes bounds the decoded file of a /v1/compile upload; the
+	// base64 text may be 4/3 of it. Default 32 MiB.
+	MaxCompileBytes int64
+	// MaxPromptTokens bounds a prompt (after the chat template). Default
+	// 8192.
+	MaxPromptTokens int
+	// MaxTokens bounds max_tokens. Default 4096. A request without
+	// max_tokens generates until the model stops, the context ends, or
+	// this many tokens.
+	MaxTokens int
+
+	// RequestsPerMinute is each key's rate limit, as a token bucket that
+	// holds a minute's worth. Default 600; negative disables it.
+	RequestsPerMinute int
+	// ConcurrentRequests is how many requests one key may have in flight.
+	// Default 16; negative disables it.
+	ConcurrentRequests int
+
+	// StreamWriteTimeout is how long one write of a stream may wait for a
+	// slow reader before the stream is ended and its generation
+	// cancelled. Default 30 s.
+	StreamWriteTimeout time.Duration
+	// RequestTimeout bounds a non-streamed generation. Default 10 min.
+	RequestTimeout time.Duration
+
+	// Logger receives operational events (never keys). Default silent.
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes       = 1 << 20
+	DefaultMaxCompileBytes    = 32 << 20
+	DefaultMaxPromptTokens    = 8192
+	DefaultMaxTokens          = 4096
+	DefaultRequestsPerMinute  = 600
+	DefaultConcurrentRequests = 16
+	DefaultStreamWriteTimeout = 30 * time.Second
+	DefaultRequestTimeout     = 10 * time.Minute
+)
+
+// Validate reports an option that cannot work.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.KeyStore == nil && len(o.Keys) == 0 {
+		errs = append(errs, errors.New("httpapi: no API keys: set Options.Keys or Options.KeyStore"))
+	}
+	for k, p := range o.Keys {
+		if k == "" || p == "" {
+			errs = append(errs, errors.New("httpapi: Options.Keys holds an empty key or principal"))
+			break
+		}
+	}
+	for name, v := range map[string]int64{
+		"MaxBodyBytes": o.MaxBodyBytes, "MaxCompileBytes": o.MaxCompileBytes,
+		"MaxPromptTokens": int64(o.MaxPromptTokens), "MaxTokens": int64(o.MaxTokens),
+		"StreamWriteTimeout": int64(o.StreamWriteTimeout), "RequestTimeout": int64(o.RequestTimeout),
+	} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("httpapi: Options.%s is negative", name))
+		}
+	}
+	for _, origin := range o.AllowedOrigins {
+		if origin == "" {
+			errs = append(errs, errors.New("httpapi: Options.AllowedOrigins holds an empty origin"))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) withDefaults() Options {
+	if o.KeyStore == nil {
+		o.KeyStore = StaticKeys(o.Keys)
+	}
+	def := func(v *int64, d int64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxBodyBytes, DefaultMaxBodyBytes)
+	def(&o.MaxCompileBytes, DefaultMaxCompileBytes)
+	if o.MaxPromptTokens == 0 {
+		o.MaxPromptTokens = DefaultMaxPromptTokens
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = DefaultMaxTokens
+	}
+	if o.RequestsPerMinute == 0 {
+		o.RequestsPerMinute = DefaultRequestsPerMinute
+	}
+	if o.ConcurrentRequests == 0 {
+		o.ConcurrentRequests = DefaultConcurrentRequests
+	}
+	if o.StreamWriteTimeout == 0 {
+		o.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}

@@ -1,0 +1,48 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+type telemetryResponse struct {
+	Object string `json:"object"`
+	Window struct {
+		Start int64 `json:"start"`
+		End   int64 `json:"end"`
+	} `json:"window"`
+	*runtime.Summary
+}
+
+// handleTelemetry reports the caller's own requests. window is a Go
+// duration ("5m", "1h", "90s"); model and deployment filter.
+func (s *Server) handleTelemetry(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := runtime.Filter{Principal: info(r).principal, Model: q.Get("model"), Deployment: q.Get("deployment")}
+	if f.Model == "neuro-1" {
+		f.Model = "neuro-1-standard"
+	}
+	if ws := q.Get("window"); ws != "" {
+		d, err := time.ParseDuration(ws)
+		if err != nil || d < 0 {
+			writeError(w, invalid("window", "invalid_value", "window %q is not a duration such as 5m or 1h", ws))
+			return
+		}
+		f.Window = d
+	}
+	sum, err := s.rt.Telemetry().Summarize(f)
+	if errors.Is(err, runtime.ErrBadWindow) {
+		writeError(w, invalid("window", "invalid_value", "%s", trimPrefix(err)))
+		return
+	}
+	if err != nil {
+		writeError(w, toError(err))
+		return
+	}
+	out := telemetryResponse{Object: "telemetry", Summary: sum}
+	out.Window.Start, out.Window.End = sum.WindowStart.Unix(), sum.WindowEnd.Unix()
+	writeJSON(w, http.StatusOK, &out)
+}
