@@ -11,7 +11,9 @@ import (
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) { s.serveGen(w, r, true, "") }
 
-func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) { s.serveGen(w, r, false, "") }
+func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	s.serveGen(w, r, false, "")
+}
 
 func (s *Server) handleDeploymentChat(w http.ResponseWriter, r *http.Request) {
 	s.serveGen(w, r, true, r.PathValue("id"))
@@ -178,7 +180,9 @@ func runtimeNotLM(id string) error {
 
 type notLM struct{ id string }
 
-func (e *notLM) Error() string { return "model " + e.id + " is a compiled network, not a language model" }
+func (e *notLM) Error() string {
+	return "model " + e.id + " is a compiled network, not a language model"
+}
 func (e *notLM) Unwrap() error { return runtime.ErrNotLanguageModel }
 
 // checkPromptLength refuses prompts over MaxPromptTokens. A prompt of

@@ -1,0 +1,197 @@
+// Package clienttest starts Neuro API servers on the loopback interface
+// for the tests of clients (this module's client, the OpenAI clients in
+// the compat module) and for load tests: the real httpapi handler over a
+// runtime that serves small random-weight language models under the
+// built-in ids, or the handler in mock mode.
+//
+// # Overview
+//
+//	srv, err := clienttest.Start(ctx, nil)
+//	defer srv.Close()
+//	c, _ := client.New(srv.URL, &client.Options{APIKey: srv.Key})
+//
+// The models are recurrent LIF networks with random weights over the
+// project's 1k BPE tokenizer: their text is gibberish, but every
+// mechanism (sampling, stop sequences, log-probabilities, batching,
+// cancellation, telemetry) is the real one. They are small enough that a
+// token costs tens of microseconds on the CPU simulator.
+//
+// # Invariants
+//
+//   - Servers listen on 127.0.0.1 only, on a port the kernel picks.
+//   - Nothing is shared between two Servers: each has its own runtime.
+package clienttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/httpapi"
+	"github.com/neuro-go/neuro/models/tokenizers"
+	"github.com/neuro-go/neuro/runtime"
+	_ "github.com/neuro-go/neuro/runtime/hal/cpu"   // the CPU simulator, for the deployments
+	_ "github.com/neuro-go/neuro/runtime/hal/loihi" // the Loihi 2 emulator, for the chip deployment
+	"github.com/neuro-go/neuro/snn"
+)
+
+// Models are the ids the test models are registered under, as the
+// built-in models are.
+var Models = [...]string{"neuro-1-lite", "neuro-1-standard", "neuro-1-heavy"}
+
+// LoihiDeployment is the id of the deployment of neuro-1-lite on the
+// Loihi 2 emulator; every model also has a CPU deployment "<id>-cpu".
+const LoihiDeployment = "neuro-1-lite-loihi"
+
+// ContextLength is the context, in tokens, of neuro-1-lite and
+// neuro-1-standard. neuro-1-heavy's is unbounded (its state does not grow
+// with the context), so a request to it without max_tokens runs to the
+// server's MaxTokens: long enough to test that a client going away stops
+// it.
+const ContextLength = 256
+
+// Options configure a test server. The zero value works.
+type Options struct {
+	// Mock serves in mock mode: no runtime models at all.
+	Mock bool
+	// Keys maps API keys to principals. Default {DefaultKey: "test"}.
+	Keys map[string]string
+	// API, when set, is the base of the server's options (Keys and Mock
+	// above override its fields).
+	API *httpapi.Options
+	// Runtime, when set, configures the runtime.
+	Runtime *runtime.Options
+	// MaxBatch is each deployment's batch. Default 8.
+	MaxBatch int
+	// NoLoihi leaves out the Loihi deployment (it is slower than the CPU
+	// simulator).
+	NoLoihi bool
+}
+
+// DefaultKey is the API key of a server whose Options set none.
+const DefaultKey = "sk-neuro-test"
+
+// Server is a running test server.
+type Server struct {
+	// URL is the server root, such as http://127.0.0.1:41234; the OpenAI
+	// clients take URL+"/v1".
+	URL string
+	// Key is one valid API key.
+	Key     string
+	Runtime *runtime.Runtime
+	API     *httpapi.Server
+	srv     *httptest.Server
+}
+
+// Start starts a server on 127.0.0.1.
+func Start(ctx context.Context, opts *Options) (*Server, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Keys == nil {
+		o.Keys = map[string]string{DefaultKey: "test"}
+	}
+	key := ""
+	for k := range o.Keys {
+		if key == "" || k < key { // deterministic choice
+			key = k
+		}
+	}
+	rt := runtime.New(o.Runtime)
+	if !o.Mock {
+		if err := AddModels(ctx, rt, o.MaxBatch, !o.NoLoihi); err != nil {
+			rt.Close()
+			return nil, err
+		}
+	}
+	var api httpapi.Options
+	if o.API != nil {
+		api = *o.API
+	}
+	api.Keys, api.Mock = o.Keys, o.Mock
+	h, err := httpapi.New(rt, &api)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	srv := httptest.NewServer(h)
+	return &Server{URL: srv.URL, Key: key, Runtime: rt, API: h, srv: srv}, nil
+}
+
+// Close stops the server (closing open connections) and the runtime.
+func (s *Server) Close() {
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+	s.API.Close()
+	s.Runtime.Close()
+}
+
+// AddModels registers the three test models in rt and deploys each on
+// the CPU simulator ("<id>-cpu", batch maxBatch, default 8), and, with
+// loihi, neuro-1-lite on the Loihi 2 emulator too.
+func AddModels(ctx context.Context, rt *runtime.Runtime, maxBatch int, loihi bool) error {
+	tok, err := tokenizers.Load("neuro-bpe-1k")
+	if err != nil {
+		return fmt.Errorf("clienttest: %w", err)
+	}
+	if maxBatch == 0 {
+		maxBatch = 8
+	}
+	for i, id := range Models {
+		p := Program(id, tok.VocabSize(), 32+16*i, uint64(i+1))
+		if id == "neuro-1-heavy" {
+			delete(p.Metadata, "context_length")
+		}
+		m := &runtime.Model{ID: id, Program: p, Tokenizer: tok,
+			Card: runtime.Card{Description: "test model: random weights"}}
+		if err := rt.RegisterModel(m); err != nil {
+			return fmt.Errorf("clienttest: %w", err)
+		}
+		if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: id + "-cpu", Model: id, MaxBatch: maxBatch}); err != nil {
+			return fmt.Errorf("clienttest: %w", err)
+		}
+	}
+	if loihi {
+		if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: LoihiDeployment, Model: Models[0], Device: "loihi", MaxBatch: 2}); err != nil {
+			return fmt.Errorf("clienttest: %w", err)
+		}
+	}
+	return nil
+}
+
+// Program is a small language model with random weights: one-hot tokens
+// into a recurrent LIF layer of hidden neurons, read out by leaky
+// integrators. The same arguments give the same program.
+func Program(name string, vocab, hidden int, seed uint64) *compile.Program {
+	if vocab <= 0 || hidden <= 0 {
+		panic(errors.New("clienttest: Program: vocab and hidden must be positive"))
+	}
+	rng := rand.New(rand.NewPCG(seed, 3))
+	randT := func(scale float64, shape ...int) *snn.Tensor {
+		t := snn.NewTensor(shape...)
+		for i := range t.Data {
+			t.Data[i] = float32(rng.NormFloat64() * scale)
+		}
+		return t
+	}
+	g := snn.NewGraph().
+		Add("token", &snn.Input{Shape: []int{vocab}}).
+		Add("embed", &snn.Linear{Weight: randT(1.5, hidden, vocab)}).
+		Add("lif", &snn.LIF{Tau: []float64{5e-3}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}}).
+		Add("rec", &snn.Linear{Weight: randT(0.3, hidden, hidden)}).
+		Add("head", &snn.Linear{Weight: randT(2, vocab, hidden)}).
+		Add("readout", &snn.LI{Tau: []float64{4e-3}, R: []float64{1}, VLeak: []float64{0}}).
+		Add("logits", &snn.Output{}).
+		Connect("token", "embed", "lif", "head", "readout", "logits").
+		Connect("lif", "rec", "lif")
+	return &compile.Program{
+		Name: name, Task: "causal-lm", Graph: g, Dt: 1e-3, Timesteps: 4,
+		Input:    compile.Encoding{Kind: "one-hot", Size: vocab},
+		Output:   compile.Decoding{Kind: "logits", Size: vocab},
+		Metadata: map[string]string{"context_length": fmt.Sprint(ContextLength)},
+	}
+}
