@@ -59,7 +59,7 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 	}
 	var gen generator = s.rt
 	if s.mock != nil {
-		gen = s.mock.bind(s, body)
+		gen = s.mock.bind(s, g.hash)
 	}
 	model, err := s.resolveGenModel(g.model, deployment)
 	if err != nil {

@@ -220,7 +220,7 @@ type chunk struct {
 		Logprobs     json.RawMessage `json:"logprobs"`
 		FinishReason *string         `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *runtime.Usage `json:"usage"`
+	Usage *runtime.Usage  `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 

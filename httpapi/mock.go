@@ -156,8 +156,8 @@ type mockGen struct {
 	hash uint64
 }
 
-func (m *mocker) bind(s *Server, body []byte) *mockGen {
-	return &mockGen{m: m, s: s, hash: fnv64(body)}
+func (m *mocker) bind(s *Server, hash uint64) *mockGen {
+	return &mockGen{m: m, s: s, hash: hash}
 }
 
 func fnv64(b []byte) uint64 {

@@ -54,6 +54,10 @@ type genRequest struct {
 	logprobs     bool
 	topLogprobs  int
 	echo         bool
+	// hash identifies the request for mock mode: the fields that choose
+	// the text of a real model (not stream, stop, max_tokens, n or
+	// logprobs, which only cut, repeat or annotate it).
+	hash uint64
 }
 
 // parseGen validates a body. maxTokens is the server's bound on
@@ -64,6 +68,8 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 		return nil, e
 	}
 	g := &genRequest{chat: chat}
+	g.hash = hashFields(raw.Model, raw.Messages, raw.Prompt, raw.Temperature, raw.TopP,
+		raw.Seed, raw.PresencePenalty, raw.FrequencyPenalty, raw.LogitBias)
 	var e *Error
 	if g.model, e = parseString(raw.Model, "model"); e != nil {
 		return nil, e
@@ -182,4 +188,17 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 		return nil, e
 	}
 	return g, nil
+}
+
+func hashFields(fields ...json.RawMessage) uint64 {
+	h := uint64(14695981039346656037)
+	for _, f := range fields {
+		for _, c := range f {
+			h ^= uint64(c)
+			h *= 1099511628211
+		}
+		h ^= 0xff // field separator
+		h *= 1099511628211
+	}
+	return h
 }

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
+	"strconv"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/httpapi"
@@ -36,6 +37,7 @@ import (
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"   // the CPU simulator, for the deployments
 	_ "github.com/neuro-go/neuro/runtime/hal/loihi" // the Loihi 2 emulator, for the chip deployment
 	"github.com/neuro-go/neuro/snn"
+	"github.com/neuro-go/neuro/tokenizer"
 )
 
 // Models are the ids the test models are registered under, as the
@@ -161,6 +163,25 @@ func AddModels(ctx context.Context, rt *runtime.Runtime, maxBatch int, loihi boo
 		}
 	}
 	return nil
+}
+
+// EndlessBias is a logit_bias that keeps the test models from ever
+// ending a completion on their own (it bans their end-of-text and
+// end-of-turn tokens), so that a request runs to its max_tokens.
+func EndlessBias() (map[string]float64, error) {
+	tok, err := tokenizers.Load("neuro-bpe-1k")
+	if err != nil {
+		return nil, fmt.Errorf("clienttest: %w", err)
+	}
+	ids, _ := tok.StopIDs()
+	if id, ok := tok.SpecialID(tokenizer.EndOfText); ok {
+		ids = append(ids, id)
+	}
+	bias := map[string]float64{}
+	for _, id := range ids {
+		bias[strconv.Itoa(id)] = -100
+	}
+	return bias, nil
 }
 
 // Program is a small language model with random weights: one-hot tokens
