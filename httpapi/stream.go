@@ -78,7 +78,9 @@ func (st *sse) write(b []byte, flush bool) {
 		return
 	}
 	if st.timeout > 0 {
-		st.rc.SetWriteDeadline(st.now().Add(st.timeout)) // unsupported writers (tests) just have none
+		if err := st.rc.SetWriteDeadline(st.now().Add(st.timeout)); err != nil {
+			st.timeout = 0 // a writer without deadlines (a test recorder): stop asking
+		}
 	}
 	if _, err := st.w.Write(b); err != nil {
 		st.err = err

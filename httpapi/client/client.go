@@ -81,7 +81,8 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // already escaped by the caller.
 func (c *Client) endpoint(path string, q url.Values) string {
 	u := *c.base
-	u.Path += path
+	u.RawPath = c.base.EscapedPath() + path
+	u.Path, _ = url.PathUnescape(u.RawPath) // escaped by this package: cannot fail
 	if len(q) > 0 {
 		u.RawQuery = q.Encode()
 	}
