@@ -242,7 +242,7 @@ func TestStopAndLogprobs(t *testing.T) {
 		var cc chatCompletion
 		json.Unmarshal(w.Body.Bytes(), &cc)
 		cl := cc.Choices[0].Logprobs
-		if cl == nil || len(cl.Content) != cc.Usage.CompletionTokens || len(cl.Content[0].TopLogprobs) != 3 || len(cl.Content[0].Bytes) != len(cl.Content[0].Token) {
+		if cl == nil || len(cl.Content) != cc.Usage.CompletionTokens || len(cl.Content[0].TopLogprobs) != 3 || len(cl.Content[0].Bytes) == 0 {
 			t.Fatalf("mock %v: chat logprobs %s", mock, w.Body)
 		}
 		chunks := stream(t, s, "/v1/chat/completions", `{"model":"neuro-1-lite","messages":[{"role":"user","content":"x"}],"max_tokens":4,"logprobs":true,"top_logprobs":3,"stream":true}`)
