@@ -1,0 +1,184 @@
+// Command server serves Neuro's REST API (the OpenAI-compatible chat and
+// text completions, plus deployments, compile, telemetry, health and
+// Prometheus metrics) on 127.0.0.1:8080:
+//
+//	go run ./examples/server -mock
+//
+// Flags:
+//
+//	-addr HOST:PORT  where to listen (default 127.0.0.1:8080)
+//	-mock            answer without running any model (deterministic text,
+//	                 real token counts), for client development and CI
+//	-data DIR        keep compiled networks in DIR across restarts
+//	-device NAME     the device the built-in models are deployed on
+//	                 (cpu, loihi or xylo; default cpu)
+//
+// API keys come from NEURO_API_KEYS (comma-separated). When it is unset,
+// one random key is generated and printed at start. Each key's principal
+// (which scopes telemetry and owns compiled networks) is "key-" and the
+// first 12 hex digits of the key's SHA-256, stable across restarts.
+//
+// # Built-in models
+//
+// The neuro-1 models (lite, standard, heavy) are trained by another part
+// of the project and will register themselves through one call, made in
+// registerBuiltins below, the only place that knows about them. Until
+// their package exists this server has no built-in model weights: it says
+// so at start, serves in mock mode when -mock is given, and otherwise
+// exits with a message saying to pass -mock.
+//
+// SIGINT or SIGTERM shut the server down gracefully: it stops accepting
+// connections, lets running requests and streams finish (up to 30 s), then
+// closes the runtime.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/neuro-go/neuro/httpapi"
+	neuro "github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
+	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
+	_ "github.com/neuro-go/neuro/runtime/hal/loihi"
+	_ "github.com/neuro-go/neuro/runtime/hal/xylo"
+)
+
+type config struct {
+	addr, data, device string
+	mock               bool
+	keys               map[string]string
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+func parse(args []string, getenv func(string) string, stdout io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	c := &config{}
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.BoolVar(&c.mock, "mock", false, "answer without running models (deterministic text, real token counts)")
+	fs.StringVar(&c.data, "data", "", "directory that keeps compiled networks across restarts")
+	fs.StringVar(&c.device, "device", "cpu", "device for the built-in models: "+strings.Join(hal.Devices(), ", "))
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(hal.Devices(), c.device) {
+		return nil, fmt.Errorf("-device %q: not one of %s", c.device, strings.Join(hal.Devices(), ", "))
+	}
+	c.keys = map[string]string{}
+	for _, k := range strings.Split(getenv("NEURO_API_KEYS"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			c.keys[k] = principal(k)
+		}
+	}
+	if len(c.keys) == 0 {
+		b := make([]byte, 24)
+		rand.Read(b)
+		k := "sk-neuro-" + hex.EncodeToString(b)
+		c.keys[k] = principal(k)
+		fmt.Fprintf(stdout, "NEURO_API_KEYS is not set; this run's API key is:\n\n    %s\n\n", k)
+	}
+	return c, nil
+}
+
+func principal(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "key-" + hex.EncodeToString(sum[:6])
+}
+
+// registerBuiltins registers and deploys the built-in neuro-1 models on
+// device, and reports whether there were any. It is the one place that
+// knows them: when package github.com/neuro-go/neuro/models lands, its
+// registration call goes here (and at least one deployment goes on a
+// neuromorphic chip, as API.md asks).
+func registerBuiltins(ctx context.Context, rt *neuro.Runtime, device string) (bool, error) {
+	return false, nil
+}
+
+// setup builds the runtime and the handler.
+func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (*neuro.Runtime, *httpapi.Server, error) {
+	rt := neuro.New(&neuro.Options{Logger: log})
+	have, err := registerBuiltins(ctx, rt, c.device)
+	if err != nil {
+		rt.Close()
+		return nil, nil, err
+	}
+	if !have {
+		fmt.Fprintln(stdout, "This build has no built-in model weights (the neuro-1 models are not yet part of it).")
+		if !c.mock {
+			rt.Close()
+			return nil, nil, errors.New("no models to serve: run with -mock to serve the API in mock mode")
+		}
+	}
+	if c.mock {
+		fmt.Fprintln(stdout, "Mock mode: no model runs; answers are deterministic text with real token counts.")
+	}
+	srv, err := httpapi.New(rt, &httpapi.Options{Keys: c.keys, Mock: c.mock, DataDir: c.data, Logger: log})
+	if err != nil {
+		rt.Close()
+		return nil, nil, err
+	}
+	return rt, srv, nil
+}
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := parse(args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rt, handler, err := setup(ctx, c, log, stdout)
+	if err != nil {
+		return err
+	}
+	defer rt.Close() // after Shutdown: requests finish before the runtime stops
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: streams are long; each stream write has its own
+		// deadline (httpapi.Options.StreamWriteTimeout).
+	}
+	fmt.Fprintf(stdout, "Serving on http://%s (OpenAI base URL http://%s/v1)\n", ln.Addr(), ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stdout, "Shutting down: waiting for running requests (up to 30 s)")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
