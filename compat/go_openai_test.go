@@ -96,7 +96,7 @@ func TestGoOpenAIChat(t *testing.T) {
 		if usage == nil || usage.CompletionTokens != res.Usage.CompletionTokens || finish != res.Choices[0].FinishReason {
 			t.Fatalf("stream usage %+v finish %q; want %+v %q", usage, finish, res.Usage, res.Choices[0].FinishReason)
 		}
-		if !mock && text.String() != res.Choices[0].Message.Content {
+		if text.String() != res.Choices[0].Message.Content {
 			t.Fatalf("streamed %q, not streamed %q", text.String(), res.Choices[0].Message.Content)
 		}
 	})

@@ -85,7 +85,7 @@ func TestOpenAIGoChat(t *testing.T) {
 		if len(acc.Choices) != 1 || acc.Choices[0].FinishReason != res.Choices[0].FinishReason || chunks < 3 {
 			t.Fatalf("accumulated %+v after %d chunks", acc.ChatCompletion, chunks)
 		}
-		if !mock && acc.Choices[0].Message.Content != res.Choices[0].Message.Content {
+		if acc.Choices[0].Message.Content != res.Choices[0].Message.Content {
 			t.Fatalf("streamed %q, not streamed %q", acc.Choices[0].Message.Content, res.Choices[0].Message.Content)
 		}
 	})

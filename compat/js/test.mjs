@@ -73,7 +73,7 @@ for (const mode of ['real', 'mock']) {
     assert.equal(ids.size, 1);
     assert.deepEqual(usage, res.usage);
     assert.equal(finish, choice.finish_reason);
-    if (mode === 'real') assert.equal(text, choice.message.content);
+    assert.equal(text, choice.message.content);
   });
 
   test(`${mode}: text completion and prompt scoring`, async () => {
