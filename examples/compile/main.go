@@ -5,7 +5,7 @@
 //	go run ./examples/compile -format pytorch|onnx|nir -in FILE
 //	    [-target cpu|loihi|xylo] [-out FILE.neuro] [-layers FILE.json]
 //	    [-calib FILE.json] [-timesteps N] [-bits N] [-dt SECONDS]
-//	    [-input FILE.json [-steps N]]
+//	    [-input FILE.json [-steps N]] [-export FILE.nir [-export-lossy]]
 //
 // -layers is a JSON array of compile.LayerSpec ({"name","kind","params",
 // "shape"}) for state_dicts that do not describe themselves. -calib is a
@@ -15,7 +15,10 @@
 // -steps steps (default the program's timesteps); the run prints
 // {"output_spike_counts":[[...]],"output_final_state":[[...]]}: per Output
 // node, how many steps each element was non-zero (its spikes), and its
-// values after the last step.
+// values after the last step. -export writes the compiled graph as NIR;
+// graphs that use snn's extensions of NIR (subtractive reset, refractory
+// periods, which ANN-to-SNN conversion produces) are refused unless
+// -export-lossy drops them, with a warning on standard error.
 package main
 
 import (
@@ -27,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -34,7 +38,7 @@ import (
 	"github.com/neuro-go/neuro/runtime/hal"
 	"github.com/neuro-go/neuro/snn"
 
-	_ "github.com/neuro-go/neuro/compile/nir"
+	"github.com/neuro-go/neuro/compile/nir"
 	_ "github.com/neuro-go/neuro/compile/onnx"
 	_ "github.com/neuro-go/neuro/compile/pytorch"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
@@ -80,6 +84,8 @@ func run(args []string, stdout io.Writer) error {
 	dt := fs.Float64("dt", 0, "time step in seconds (default 1e-3)")
 	inputPath := fs.String("input", "", "JSON input to run on the CPU simulator")
 	steps := fs.Int("steps", 0, "steps to run with -input")
+	export := fs.String("export", "", "write the compiled graph as NIR (HDF5) here")
+	lossy := fs.Bool("export-lossy", false, "with -export, drop snn's extensions of NIR instead of refusing the graph")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -135,6 +141,12 @@ func run(args []string, stdout io.Writer) error {
 		}
 		if err := f.Close(); err != nil {
 			return err
+		}
+	}
+	if *export != "" {
+		wo := &nir.WriteOptions{DropExtensions: *lossy, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+		if err := nir.WriteFile(*export, prog.Graph, wo); err != nil {
+			return fmt.Errorf("-export: %w", err)
 		}
 	}
 	if *inputPath == "" {
