@@ -257,7 +257,7 @@ func (w *worker) tick() error {
 			w.free(i)
 			continue
 		}
-		if w.masker != nil && s.rs.pending() >= limit {
+		if w.masker != nil && s.rs.streaming && s.rs.pending() >= limit {
 			// Its caller is behind: hold the sequence, unstepped, until
 			// it catches up.
 			paused++

@@ -251,7 +251,7 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 	n := max(req.N, 1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rs := &reqState{notify: make(chan struct{}, 1), remaining: n, start: start, now: r.opts.Now}
+	rs := &reqState{notify: make(chan struct{}, 1), remaining: n, start: start, now: r.opts.Now, streaming: fn != nil}
 	var seed uint64
 	if req.Sampling.Seed != nil {
 		seed = uint64(*req.Sampling.Seed)
@@ -336,6 +336,9 @@ type reqState struct {
 	start     time.Time
 	ttft      time.Duration
 	now       func() time.Time
+	// streaming callers are woken for every event; the others only when a
+	// sequence finishes, which saves a goroutine switch per token.
+	streaming bool
 }
 
 // pending is the number of events not yet taken by the caller.
@@ -355,6 +358,9 @@ func (rs *reqState) push(ev Event, finished bool) {
 		rs.remaining--
 	}
 	rs.mu.Unlock()
+	if !rs.streaming && !finished {
+		return
+	}
 	select {
 	case rs.notify <- struct{}{}:
 	default:

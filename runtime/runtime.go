@@ -48,10 +48,11 @@ type Options struct {
 	// TelemetryRecords bounds the request records kept for windowed
 	// telemetry. Default 100,000.
 	TelemetryRecords int
-	// MaxPendingEvents bounds the events a sequence may have produced that
-	// its caller has not yet taken; past it the sequence pauses (on devices
-	// that can step slots selectively, hal.SlotMasker), so a slow consumer
-	// costs no memory beyond the bound. Default 256.
+	// MaxPendingEvents bounds the events a streamed sequence may have
+	// produced that its caller has not yet taken; past it the sequence
+	// pauses (on devices that can step slots selectively, hal.SlotMasker),
+	// so a slow consumer costs no memory beyond the bound. (A request
+	// without a callback takes its events at the end.) Default 256.
 	MaxPendingEvents int
 	// Now is the clock; default time.Now. Tests set it.
 	Now func() time.Time
