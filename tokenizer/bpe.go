@@ -119,60 +119,11 @@ type mergeItem struct {
 	id   int32 // merged id
 }
 
-// mergeHeap is a binary min-heap ordered by (rank, pos), hand-written so
-// that pushing does not box items into interfaces.
-type mergeHeap []mergeItem
+// mergeHeap orders merges by (rank, pos).
+type mergeHeap = heap[mergeItem]
 
 func (a mergeItem) less(b mergeItem) bool {
 	return a.rank < b.rank || (a.rank == b.rank && a.pos < b.pos)
-}
-
-func (h *mergeHeap) push(x mergeItem) {
-	*h = append(*h, x)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s[i].less(s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *mergeHeap) down(i int) {
-	s := *h
-	for {
-		l := 2*i + 1
-		if l >= len(s) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(s) && s[r].less(s[l]) {
-			m = r
-		}
-		if !s[m].less(s[i]) {
-			return
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-}
-
-func (h *mergeHeap) pop() mergeItem {
-	s := *h
-	x := s[0]
-	s[0] = s[len(s)-1]
-	*h = s[:len(s)-1]
-	h.down(0)
-	return x
-}
-
-func (h *mergeHeap) init() {
-	for i := len(*h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
 }
 
 // mergeHeap applies the merges to a long word in O(n log n): symbols in a

@@ -351,56 +351,9 @@ type pairItem struct {
 	pair  uint64
 }
 
-// pairHeap is a max-heap by count, then smaller pair first.
-type pairHeap []pairItem
+// pairHeap puts the largest count first, then the smaller pair.
+type pairHeap = heap[pairItem]
 
-func (a pairItem) before(b pairItem) bool {
+func (a pairItem) less(b pairItem) bool {
 	return a.count > b.count || (a.count == b.count && a.pair < b.pair)
-}
-
-func (h *pairHeap) push(x pairItem) {
-	*h = append(*h, x)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s[i].before(s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *pairHeap) down(i int) {
-	s := *h
-	for {
-		l := 2*i + 1
-		if l >= len(s) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(s) && s[r].before(s[l]) {
-			m = r
-		}
-		if !s[m].before(s[i]) {
-			return
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-}
-
-func (h *pairHeap) pop() pairItem {
-	s := *h
-	x := s[0]
-	s[0] = s[len(s)-1]
-	*h = s[:len(s)-1]
-	h.down(0)
-	return x
-}
-
-func (h *pairHeap) init() {
-	for i := len(*h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
 }
