@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,10 +13,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/neuro-go/neuro/runtime/runtimetest"
+
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/models/tokenizers"
 	"github.com/neuro-go/neuro/runtime"
-	"github.com/neuro-go/neuro/snn"
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
@@ -44,33 +44,9 @@ func testTokenizer(t testing.TB) *tokenizer.Tokenizer {
 	return testTok
 }
 
-// testProgram is runtime/lm_test.go's small language model: one-hot tokens
-// into a recurrent LIF layer read out by leaky integrators, random weights.
+// testProgram is the shared test language model (runtimetest.Program).
 func testProgram(vocab, hidden int, seed uint64) *compile.Program {
-	rng := rand.New(rand.NewPCG(seed, 3))
-	randT := func(scale float64, shape ...int) *snn.Tensor {
-		t := snn.NewTensor(shape...)
-		for i := range t.Data {
-			t.Data[i] = float32(rng.NormFloat64() * scale)
-		}
-		return t
-	}
-	g := snn.NewGraph().
-		Add("token", &snn.Input{Shape: []int{vocab}}).
-		Add("embed", &snn.Linear{Weight: randT(1.5, hidden, vocab)}).
-		Add("lif", &snn.LIF{Tau: []float64{5e-3}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}}).
-		Add("rec", &snn.Linear{Weight: randT(0.3, hidden, hidden)}).
-		Add("head", &snn.Linear{Weight: randT(2, vocab, hidden)}).
-		Add("readout", &snn.LI{Tau: []float64{4e-3}, R: []float64{1}, VLeak: []float64{0}}).
-		Add("logits", &snn.Output{}).
-		Connect("token", "embed", "lif", "head", "readout", "logits").
-		Connect("lif", "rec", "lif")
-	return &compile.Program{
-		Name: "test-lm", Task: "causal-lm", Graph: g, Dt: 1e-3, Timesteps: 4,
-		Input:    compile.Encoding{Kind: "one-hot", Size: vocab},
-		Output:   compile.Decoding{Kind: "logits", Size: vocab},
-		Metadata: map[string]string{"context_length": "256"},
-	}
+	return runtimetest.Program("test-lm", vocab, hidden, seed, 256)
 }
 
 // newTestRuntime registers the test model as the three neuro-1 models,

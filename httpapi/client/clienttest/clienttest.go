@@ -24,11 +24,11 @@ package clienttest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http/httptest"
 	"strconv"
+
+	"github.com/neuro-go/neuro/runtime/runtimetest"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/httpapi"
@@ -36,7 +36,6 @@ import (
 	"github.com/neuro-go/neuro/runtime"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"   // the CPU simulator, for the deployments
 	_ "github.com/neuro-go/neuro/runtime/hal/loihi" // the Loihi 2 emulator, for the chip deployment
-	"github.com/neuro-go/neuro/snn"
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
@@ -184,35 +183,7 @@ func EndlessBias() (map[string]float64, error) {
 	return bias, nil
 }
 
-// Program is a small language model with random weights: one-hot tokens
-// into a recurrent LIF layer of hidden neurons, read out by leaky
-// integrators. The same arguments give the same program.
+// Program is runtimetest.Program with this package's context length.
 func Program(name string, vocab, hidden int, seed uint64) *compile.Program {
-	if vocab <= 0 || hidden <= 0 {
-		panic(errors.New("clienttest: Program: vocab and hidden must be positive"))
-	}
-	rng := rand.New(rand.NewPCG(seed, 3))
-	randT := func(scale float64, shape ...int) *snn.Tensor {
-		t := snn.NewTensor(shape...)
-		for i := range t.Data {
-			t.Data[i] = float32(rng.NormFloat64() * scale)
-		}
-		return t
-	}
-	g := snn.NewGraph().
-		Add("token", &snn.Input{Shape: []int{vocab}}).
-		Add("embed", &snn.Linear{Weight: randT(1.5, hidden, vocab)}).
-		Add("lif", &snn.LIF{Tau: []float64{5e-3}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}}).
-		Add("rec", &snn.Linear{Weight: randT(0.3, hidden, hidden)}).
-		Add("head", &snn.Linear{Weight: randT(2, vocab, hidden)}).
-		Add("readout", &snn.LI{Tau: []float64{4e-3}, R: []float64{1}, VLeak: []float64{0}}).
-		Add("logits", &snn.Output{}).
-		Connect("token", "embed", "lif", "head", "readout", "logits").
-		Connect("lif", "rec", "lif")
-	return &compile.Program{
-		Name: name, Task: "causal-lm", Graph: g, Dt: 1e-3, Timesteps: 4,
-		Input:    compile.Encoding{Kind: "one-hot", Size: vocab},
-		Output:   compile.Decoding{Kind: "logits", Size: vocab},
-		Metadata: map[string]string{"context_length": fmt.Sprint(ContextLength)},
-	}
+	return runtimetest.Program(name, vocab, hidden, seed, ContextLength)
 }
