@@ -234,15 +234,20 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			}
 			ri := info(r)
 			s.log.Error("panic serving request", "request_id", ri.id, "endpoint", ri.endpoint, "panic", fmt.Sprint(v))
-			if ri.sw != nil && ri.sw.status == 0 {
-				writeError(w, errInternal)
-			} else if ri.sw != nil {
-				// The stream has started: end it with an error event.
-				w.Write(appendErrorEvent(nil, errInternal))
-			}
 			if ri.principal != "" && !ri.recorded {
 				ri.recorded = true
 				s.rt.Telemetry().RecordRequest(ri.principal, ri.endpoint, true, s.opts.Now().Sub(ri.start))
+			}
+			switch {
+			case ri.sw != nil && ri.sw.status == 0:
+				writeError(w, errInternal)
+			case strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream"):
+				// The stream has started: end it with an error event.
+				w.Write(appendErrorEvent(nil, errInternal))
+			default:
+				// A JSON body has started: cut the connection, so that the
+				// client sees a truncated response rather than a corrupt one.
+				panic(http.ErrAbortHandler)
 			}
 		}()
 		next.ServeHTTP(w, r)
