@@ -1,0 +1,275 @@
+"""Candidate neuro-1 architectures, written node by node for package snn.
+
+Every operation below is one node of an snn.Graph with the simulator's exact
+semantics (snn/doc.go), run with one timestep of DT seconds per token:
+
+  * Linear / Affine synapses: y = W x (+ b).
+  * LI (leaky integrator), zero-order hold, v_leak = 0, R = 1:
+        v <- R x + (v - R x) * a,   a = exp(-DT / tau)
+    i.e. v_t = a v_{t-1} + (1 - a) x_t, starting at v = 0.
+  * LIF with ResetSubtract, R = 1, v_reset = 0, v_threshold = 1:
+        v <- v_leak + x + (v - v_leak - x) * a ; s = (v > 1) ; v <- v - s
+  * Threshold: s = (x > threshold), threshold 0 here (the bias of the Affine
+    before it carries the learned threshold).
+  * Scale with s = 1 as a summing junction (a node's input is the sum of its
+    incoming edges), for residual currents.
+
+No softmax, normalisation, exp of activations or products of two
+activations inside the network: the exp() calls below only turn the learned
+time constants into decay factors, exactly as the simulator does once when
+it compiles a graph. The softmax of the readout is the host's.
+
+Spikes use a straight (v > threshold) forward pass and a fast-sigmoid
+surrogate gradient 1 / (1 + k |v - threshold|)^2.
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DT = 1e-3  # seconds per timestep; one timestep per token
+
+
+class SpikeFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, slope):
+        ctx.save_for_backward(x)
+        ctx.slope = slope
+        return (x > 0).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / (1.0 + ctx.slope * x.abs()) ** 2, None
+
+
+def spike(x, slope=5.0):
+    """1 where x > 0 (strictly), else 0; surrogate gradient in backward."""
+    return SpikeFn.apply(x, slope)
+
+
+def decay_logit(tau_tokens):
+    """Parameter p with sigmoid(p) = a = exp(-1/tau) for tau in tokens (steps)."""
+    a = torch.exp(-1.0 / torch.as_tensor(tau_tokens, dtype=torch.float32))
+    return torch.log(a) - torch.log1p(-a)
+
+
+def tau_seconds(p):
+    """The snn time constant tau (seconds) of a decay parameter p: a = exp(-DT/tau)."""
+    a = torch.sigmoid(p.detach().double())
+    return (-DT / torch.log(a)).float()
+
+
+def li_scan(x, a):
+    """LI over a sequence, in parallel: v_t = a v_{t-1} + (1 - a) x_t, v_{-1} = 0.
+
+    x: (B, T, C); a: (C,) in (0, 1). Computes sum_{s<=t} a^(t-s) (1-a) x_s as
+    a causal convolution with an explicit (C, T, T) kernel: the same values
+    as the step recurrence up to float rounding.
+    """
+    B, T, C = x.shape
+    n = torch.arange(T, device=x.device)
+    lag = (n[:, None] - n[None, :]).to(x.dtype)  # t - s
+    causal = lag >= 0
+    loga = torch.log(a)[:, None, None]  # (C,1,1)
+    k = torch.exp(loga * lag.clamp(min=0)) * (1 - a)[:, None, None]
+    k = k * causal
+    return torch.einsum("bsc,cts->btc", x, k)
+
+
+def li_step(v, x, a):
+    """One LI step exactly as snn writes it (zero-order hold, v_leak 0, R 1)."""
+    return x + (v - x) * a
+
+
+class LimaBlock(nn.Module):
+    """LI token mixing then a spiking MLP, both added to the residual current.
+
+    Graph: u -> mix_in (Linear k x d) -> mix (LI, k) -> mix_out (Linear d x k) -> s
+           u -> s (Scale 1, junction)
+           s -> fc1 (Affine h x d) -> spk (Threshold 0) -> fc2 (Linear d x h) -> out
+           s -> out (Scale 1, junction)
+    """
+
+    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0):
+        super().__init__()
+        self.mix_in = nn.Linear(d, k, bias=False)
+        self.mix_out = nn.Linear(k, d, bias=False)
+        taus = torch.exp(torch.linspace(math.log(tau_min), math.log(tau_max), k))
+        self.mix_p = nn.Parameter(decay_logit(taus))
+        self.fc1 = nn.Linear(d, h, bias=True)
+        self.fc2 = nn.Linear(h, d, bias=False)
+        nn.init.normal_(self.mix_out.weight, std=0.5 / math.sqrt(k))
+        nn.init.normal_(self.fc1.weight, std=1.0)
+        nn.init.constant_(self.fc1.bias, -1.0)
+        nn.init.normal_(self.fc2.weight, std=0.5 / math.sqrt(h * 0.15))
+
+    def forward(self, u):
+        a = torch.sigmoid(self.mix_p)
+        s = u + self.mix_out(li_scan(self.mix_in(u), a))
+        spk = spike(self.fc1(s))
+        return s + self.fc2(spk), spk
+
+    def step(self, u, state):
+        a = torch.sigmoid(self.mix_p)
+        state = li_step(state, self.mix_in(u), a)
+        s = u + self.mix_out(state)
+        spk = (self.fc1(s) > 0).to(u.dtype)
+        return s + self.fc2(spk), spk, state
+
+
+class Lima(nn.Module):
+    """(A) lima: leaky-integrator token mixing + spiking MLPs, residual currents.
+
+    Graph: token (Input V, one-hot) -> embed (Linear d x V = E^T) -> blocks ->
+    head (Affine V x d, weight E, bias b) -> logits (Output). Feed-forward, so
+    one timestep per token computes the whole token and training runs in
+    parallel over the sequence.
+    """
+
+    kind = "lima"
+
+    def __init__(self, vocab, d=128, k=128, h=256, layers=3, **_):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        nn.init.normal_(self.embed.weight, std=1.0 / math.sqrt(d))
+        self.blocks = nn.ModuleList([LimaBlock(d, k, h) for _ in range(layers)])
+        self.head_bias = nn.Parameter(torch.zeros(vocab))
+        self.cfg = dict(vocab=vocab, d=d, k=k, h=h, layers=layers)
+
+    def forward(self, idx):
+        u = self.embed(idx)
+        rates = []
+        for b in self.blocks:
+            u, spk = b(u)
+            rates.append(spk.mean())
+        return F.linear(u, self.embed.weight, self.head_bias), rates
+
+    @torch.no_grad()
+    def forward_steps(self, idx):
+        """The same network one token at a time, as the simulator runs it."""
+        B, T = idx.shape
+        states = [torch.zeros(B, b.mix_in.out_features, device=idx.device) for b in self.blocks]
+        out = []
+        for t in range(T):
+            u = self.embed(idx[:, t])
+            for i, b in enumerate(self.blocks):
+                u, _, states[i] = b.step(u, states[i])
+            out.append(F.linear(u, self.embed.weight, self.head_bias))
+        return torch.stack(out, 1)
+
+    def counts(self):
+        c = self.cfg
+        spiking = c["h"] * c["layers"]
+        li = c["k"] * c["layers"] + 0
+        syn = c["vocab"] * c["d"] * 2 + c["layers"] * (2 * c["d"] * c["k"] + 2 * c["d"] * c["h"])
+        return dict(spiking_neurons=spiking, li_neurons=li, synapses=syn)
+
+
+class RLIF(nn.Module):
+    """(B) recurrent LIF: two recurrent LIF layers (subtractive reset) and an LI readout.
+
+    Graph: token (Input V) -> embed (Linear H x V = E^T) -> lif1 (LIF H)
+           lif1 -> rec1 (Linear H x H) -> lif1        (cycle: one step late)
+           lif1 -> ff (Linear H x H) -> lif2 (LIF H); lif2 -> rec2 (Linear) -> lif2
+           lif2 -> head (Linear V x H = E) -> readout (LI V, v_leak = bias) -> logits
+    LIF: tau, v_leak learned per neuron; R 1, v_threshold 1, v_reset 0,
+    ResetSubtract. Readout LI: one learned tau and R for all, v_leak per token.
+    Trained by backpropagation through time over the window.
+    """
+
+    kind = "rlif"
+
+    def __init__(self, vocab, hidden=240, **_):
+        super().__init__()
+        H = hidden
+        self.embed = nn.Embedding(vocab, H)
+        nn.init.normal_(self.embed.weight, std=1.0)
+        self.rec1 = nn.Linear(H, H, bias=False)
+        self.ff = nn.Linear(H, H, bias=False)
+        self.rec2 = nn.Linear(H, H, bias=False)
+        for m in (self.rec1, self.rec2):
+            nn.init.normal_(m.weight, std=0.5 / math.sqrt(H * 0.15))
+        nn.init.normal_(self.ff.weight, std=2.0 / math.sqrt(H * 0.15))
+        taus = torch.exp(torch.linspace(0.0, math.log(64.0), H))
+        self.p1 = nn.Parameter(decay_logit(taus))
+        self.p2 = nn.Parameter(decay_logit(taus))
+        self.vleak1 = nn.Parameter(torch.full((H,), 0.5))
+        self.vleak2 = nn.Parameter(torch.full((H,), 0.5))
+        self.pr = nn.Parameter(decay_logit(torch.tensor([0.5])))
+        self.r_out = nn.Parameter(torch.tensor([0.3]))
+        self.out_bias = nn.Parameter(torch.zeros(vocab))
+        self.cfg = dict(vocab=vocab, hidden=H)
+
+    def forward(self, idx):
+        B, T = idx.shape
+        H = self.cfg["hidden"]
+        x1 = self.embed(idx)  # (B,T,H)
+        a1, a2, ar = torch.sigmoid(self.p1), torch.sigmoid(self.p2), torch.sigmoid(self.pr)
+        v1 = x1.new_zeros(B, H)
+        v2 = x1.new_zeros(B, H)
+        s1 = x1.new_zeros(B, H)
+        s2 = x1.new_zeros(B, H)
+        outs, r1, r2 = [], [], []
+        for t in range(T):
+            i1 = self.vleak1 + x1[:, t] + self.rec1(s1)
+            v1 = i1 + (v1 - i1) * a1
+            s1 = spike(v1 - 1.0)
+            v1 = v1 - s1.detach()
+            i2 = self.vleak2 + self.ff(s1) + self.rec2(s2)
+            v2 = i2 + (v2 - i2) * a2
+            s2 = spike(v2 - 1.0)
+            v2 = v2 - s2.detach()
+            outs.append(s2)
+            r1.append(s1)
+            r2.append(s2)
+        S2 = torch.stack(outs, 1)  # (B,T,H)
+        z = self.out_bias + self.r_out * F.linear(S2, self.embed.weight)  # v_leak + R x
+        # readout LI: y_t = a y_{t-1} + (1 - a) z_t, a scan over T (parallel form)
+        y = li_scan(z, ar.expand(z.shape[-1]))
+        rates = [torch.stack(r1, 1).mean(), torch.stack(r2, 1).mean()]
+        return y, rates
+
+    def counts(self):
+        H, V = self.cfg["hidden"], self.cfg["vocab"]
+        return dict(spiking_neurons=2 * H, li_neurons=V, synapses=2 * V * H + 3 * H * H)
+
+
+class GRUBaseline(nn.Module):
+    """Non-spiking baseline: tied embedding, a stacked GRU, tied readout."""
+
+    kind = "gru"
+
+    def __init__(self, vocab, d=128, layers=3, **_):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        nn.init.normal_(self.embed.weight, std=1.0 / math.sqrt(d))
+        self.gru = nn.GRU(d, d, num_layers=layers, batch_first=True)
+        self.head_bias = nn.Parameter(torch.zeros(vocab))
+        self.cfg = dict(vocab=vocab, d=d, layers=layers)
+
+    def forward(self, idx):
+        y, _ = self.gru(self.embed(idx))
+        return F.linear(y, self.embed.weight, self.head_bias), []
+
+    def counts(self):
+        return dict(spiking_neurons=0, li_neurons=0, synapses=0)
+
+
+ARCHS = {"lima": Lima, "rlif": RLIF, "gru": GRUBaseline}
+
+# Configs by size. lite: about 0.4M parameters with the 1k tokenizer.
+CONFIGS = {
+    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3),
+    ("rlif", "lite"): dict(hidden=240),
+    ("gru", "lite"): dict(d=128, layers=3),
+}
+
+
+def build(arch, size, vocab):
+    return ARCHS[arch](vocab, **CONFIGS[(arch, size)])
+
+
+def n_params(m):
+    return sum(p.numel() for p in m.parameters())

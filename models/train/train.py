@@ -1,0 +1,240 @@
+"""Train one neuro-1 candidate (or the GRU baseline) on the tokenized corpus.
+
+    /usr/bin/python3 models/train/train.py --arch lima --size lite --minutes 15
+
+Reads models/train/data/<tok>/ (written by models/train/tokenize), trains on
+random windows drawn from the training split of every source with fixed
+mixing weights, checkpoints to models/train/runs/<run>/last.pt (resumed
+automatically when present), logs to runs/<run>/log.jsonl, and at the end
+evaluates bits per byte on the whole held-out split of every source:
+
+    bpb(source) = sum of cross-entropy (bits) over its held-out tokens
+                  / text_bytes of that held-out text (index.json)
+
+Windows of --seq tokens start at rest (all states zero), as the simulator's
+do; each held-out token after the first is predicted once. Template and
+separator tokens count in the numerator but add no bytes. Writes
+runs/<run>/model.pt (state_dict) and runs/<run>/results.json.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import arch  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Share of training windows drawn from each source (renormalised over those present).
+MIX = {
+    "books": 0.34,
+    "topical_chat": 0.15,
+    "self_dialogue_corpus_subset": 0.14,
+    "casino_negotiation_dialogues": 0.06,
+    "taskmaster4_coffee_ordering": 0.06,
+    "tinystories": 0.14,
+    "tinyshakespeare": 0.11,
+}
+
+
+def parse():
+    p = argparse.ArgumentParser()
+    p.add_argument("--arch", default="lima", choices=sorted(arch.ARCHS))
+    p.add_argument("--size", default="lite")
+    p.add_argument("--tok", default="bpe-1k")
+    p.add_argument("--data", default=os.path.join(HERE, "data"))
+    p.add_argument("--run", default="")
+    p.add_argument("--minutes", type=float, default=15.0, help="training wall-clock budget")
+    p.add_argument("--steps", type=int, default=0, help="step budget (0: time only); the lr schedule follows whichever ends first")
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--seq", type=int, default=128)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--wd", type=float, default=0.01)
+    p.add_argument("--rate-target", type=float, default=0.10, help="per-layer spike rate above which the regulariser acts")
+    p.add_argument("--rate-weight", type=float, default=2.0)
+    p.add_argument("--eval-every", type=int, default=500)
+    p.add_argument("--eval-tokens", type=int, default=20000, help="held-out tokens per source for the periodic evaluation")
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--eval-only", action="store_true")
+    return p.parse_args()
+
+
+def load(args):
+    d = os.path.join(args.data, args.tok)
+    with open(os.path.join(d, "index.json")) as f:
+        index = json.load(f)
+    train, val = {}, {}
+    for name, s in sorted(index["sources"].items()):
+        train[name] = np.fromfile(os.path.join(d, s["train"]["file"]), dtype="<u2").astype(np.int64)
+        val[name] = np.fromfile(os.path.join(d, s["val"]["file"]), dtype="<u2").astype(np.int64)
+    return index, train, val
+
+
+def batch(train, names, probs, rng, B, T, device):
+    xs = []
+    for src in rng.choice(len(names), size=B, p=probs):
+        a = train[names[src]]
+        i = rng.integers(0, len(a) - T - 1)
+        xs.append(a[i : i + T + 1])
+    x = torch.from_numpy(np.stack(xs)).to(device)
+    return x[:, :-1], x[:, 1:]
+
+
+@torch.no_grad()
+def evaluate(model, val, index, T, B, device, max_tokens=0):
+    """Bits per byte per source and overall, and spike rate per layer."""
+    model.eval()
+    out, tot_bits, tot_bytes = {}, 0.0, 0
+    rate_sum, rate_n = None, 0
+    for name, a in val.items():
+        if max_tokens:
+            a = a[: max_tokens + 1]
+        n = (len(a) - 1 + T - 1) // T
+        bits, ntok = 0.0, 0
+        wins = []
+        for w in range(n):
+            wins.append(a[w * T : w * T + T + 1])
+        for i in range(0, len(wins), B):
+            chunk = wins[i : i + B]
+            L = max(len(c) for c in chunk)
+            x = np.zeros((len(chunk), L), dtype=np.int64)
+            m = np.zeros((len(chunk), L - 1), dtype=bool)
+            for j, c in enumerate(chunk):
+                x[j, : len(c)] = c
+                m[j, : len(c) - 1] = True
+            x = torch.from_numpy(x).to(device)
+            m = torch.from_numpy(m).to(device)
+            logits, rates = model(x[:, :-1])
+            ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), x[:, 1:].reshape(-1), reduction="none")
+            bits += (ce * m.reshape(-1)).sum().item() / math.log(2)
+            ntok += int(m.sum().item())
+            if rates:
+                r = torch.stack([r.detach() for r in rates]).cpu().numpy() * m.sum().item()
+                rate_sum = r if rate_sum is None else rate_sum + r
+                rate_n += m.sum().item()
+        nbytes = index["sources"][name]["val"]["text_bytes"]
+        if max_tokens:
+            nbytes = nbytes * ntok / max(1, index["sources"][name]["val"]["tokens"] - 1)
+        out[name] = dict(bpb=bits / nbytes, bits_per_token=bits / ntok, tokens=ntok, bytes=nbytes)
+        tot_bits += bits
+        tot_bytes += nbytes
+    model.train()
+    res = dict(sources=out, bpb=tot_bits / tot_bytes)
+    if rate_sum is not None:
+        res["spike_rate_per_layer"] = [float(r) for r in rate_sum / rate_n]
+    return res
+
+
+def main():
+    args = parse()
+    torch.set_num_threads(args.threads)
+    run = args.run or f"{args.size}-{args.arch}"
+    rdir = os.path.join(HERE, "runs", run)
+    os.makedirs(rdir, exist_ok=True)
+    logf = open(os.path.join(rdir, "log.jsonl"), "a")
+
+    def log(**kw):
+        kw["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        line = json.dumps(kw)
+        print(line, flush=True)
+        logf.write(line + "\n")
+        logf.flush()
+
+    index, train, val = load(args)
+    V = index["vocab_size"]
+    names = [n for n in sorted(train) if n in MIX]
+    probs = np.array([MIX[n] for n in names])
+    probs = probs / probs.sum()
+
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    model = arch.build(args.arch, args.size, V).to(args.device)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.wd, betas=(0.9, 0.98))
+    rng = np.random.default_rng(args.seed)
+    step, elapsed = 0, 0.0
+    ck = os.path.join(rdir, "last.pt")
+    if os.path.exists(ck):
+        st = torch.load(ck, map_location=args.device)
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        step, elapsed = st["step"], st["elapsed"]
+        rng.bit_generator.state = st["rng"]
+        torch.set_rng_state(st["torch_rng"])
+        log(event="resume", step=step, elapsed_s=elapsed)
+    else:
+        log(event="start", args=vars(args), params=arch.n_params(model), counts=model.counts(), cfg=model.cfg, mix=dict(zip(names, probs.tolist())))
+
+    budget = args.minutes * 60
+    warm = 200
+
+    def save():
+        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), step=step, elapsed=elapsed,
+                        rng=rng.bit_generator.state, torch_rng=torch.get_rng_state()), ck + ".tmp")
+        os.replace(ck + ".tmp", ck)
+
+    t0 = time.time() - elapsed
+    last_save = time.time()
+    tok_seen = 0
+    while not args.eval_only:
+        elapsed = time.time() - t0
+        prog = elapsed / budget
+        if args.steps:
+            prog = max(prog, step / args.steps)
+        if prog >= 1:
+            break
+        lr = args.lr * min(1.0, (step + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * prog)))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        x, y = batch(train, names, probs, rng, args.batch, args.seq, args.device)
+        logits, rates = model(x)
+        ce = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
+        reg = sum(F.relu(r - args.rate_target) for r in rates) * args.rate_weight if rates else torch.zeros((), device=x.device)
+        opt.zero_grad(set_to_none=True)
+        (ce + reg).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        tok_seen += x.numel()
+        if step % 50 == 0:
+            log(step=step, elapsed_s=round(time.time() - t0, 1), lr=lr, ce=ce.item(), reg=float(reg),
+                rates=[round(r.item(), 4) for r in rates])
+        if step % args.eval_every == 0:
+            ev = evaluate(model, val, index, args.seq, 64, args.device, args.eval_tokens)
+            log(step=step, eval_partial_bpb=ev["bpb"], spike_rate_per_layer=ev.get("spike_rate_per_layer"))
+        if time.time() - last_save > 120:
+            elapsed = time.time() - t0
+            save()
+            last_save = time.time()
+    elapsed = time.time() - t0 if not args.eval_only else elapsed
+    if not args.eval_only:
+        save()
+    te = time.time()
+    ev = evaluate(model, val, index, args.seq, 64, args.device)
+    res = dict(run=run, arch=args.arch, size=args.size, tokenizer=args.tok, cfg=model.cfg,
+               params=arch.n_params(model), counts=model.counts(), steps=step,
+               train_tokens=step * args.batch * args.seq, train_seconds=round(elapsed, 1),
+               eval_seconds=round(time.time() - te, 1), device=args.device, args=vars(args), heldout=ev)
+    if ev.get("spike_rate_per_layer"):
+        c = model.counts()
+        # neuron-weighted mean over the spiking layers (all layers are the same width)
+        res["spike_rate_overall"] = float(np.mean(ev["spike_rate_per_layer"]))
+    with open(os.path.join(rdir, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, os.path.join(rdir, "model.pt"))
+    log(event="done", bpb=ev["bpb"], per_source={k: round(v["bpb"], 4) for k, v in ev["sources"].items()},
+        spike_rate_per_layer=ev.get("spike_rate_per_layer"), train_seconds=round(elapsed, 1), steps=step)
+
+
+if __name__ == "__main__":
+    main()
