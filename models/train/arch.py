@@ -146,18 +146,18 @@ class Lima(nn.Module):
             rates.append(spk.mean())
         return F.linear(u, self.embed.weight, self.head_bias), rates
 
+    def init_state(self, B):
+        w = self.embed.weight
+        return [w.new_zeros(B, b.mix_in.out_features) for b in self.blocks]
+
     @torch.no_grad()
-    def forward_steps(self, idx):
-        """The same network one token at a time, as the simulator runs it."""
-        B, T = idx.shape
-        states = [torch.zeros(B, b.mix_in.out_features, device=idx.device) for b in self.blocks]
-        out = []
-        for t in range(T):
-            u = self.embed(idx[:, t])
-            for i, b in enumerate(self.blocks):
-                u, _, states[i] = b.step(u, states[i])
-            out.append(F.linear(u, self.embed.weight, self.head_bias))
-        return torch.stack(out, 1)
+    def step(self, tok, state):
+        """One token, one timestep, as the simulator runs the graph: (logits, state)."""
+        u = self.embed(tok)
+        state = list(state)
+        for i, b in enumerate(self.blocks):
+            u, _, state[i] = b.step(u, state[i])
+        return F.linear(u, self.embed.weight, self.head_bias), state
 
     def counts(self):
         c = self.cfg
@@ -207,8 +207,9 @@ class RLIF(nn.Module):
         H = self.cfg["hidden"]
         x1 = self.embed(idx)  # (B,T,H)
         a1, a2, ar = torch.sigmoid(self.p1), torch.sigmoid(self.p2), torch.sigmoid(self.pr)
-        v1 = x1.new_zeros(B, H)
-        v2 = x1.new_zeros(B, H)
+        # snn starts every neuron at rest: v = v_leak
+        v1 = self.vleak1.expand(B, H)
+        v2 = self.vleak2.expand(B, H)
         s1 = x1.new_zeros(B, H)
         s2 = x1.new_zeros(B, H)
         outs, r1, r2 = [], [], []
@@ -225,11 +226,34 @@ class RLIF(nn.Module):
             r1.append(s1)
             r2.append(s2)
         S2 = torch.stack(outs, 1)  # (B,T,H)
-        z = self.out_bias + self.r_out * F.linear(S2, self.embed.weight)  # v_leak + R x
-        # readout LI: y_t = a y_{t-1} + (1 - a) z_t, a scan over T (parallel form)
-        y = li_scan(z, ar.expand(z.shape[-1]))
+        # readout LI (v_leak = out_bias, R = r_out), starting at rest (v = v_leak):
+        # y_t - v_leak = a (y_{t-1} - v_leak) + (1 - a) R x_t, a scan over T
+        z = self.r_out * F.linear(S2, self.embed.weight)
+        y = self.out_bias + li_scan(z, ar.expand(z.shape[-1]))
         rates = [torch.stack(r1, 1).mean(), torch.stack(r2, 1).mean()]
         return y, rates
+
+    def init_state(self, B):
+        H = self.cfg["hidden"]
+        return dict(v1=self.vleak1.detach().expand(B, H).clone(), v2=self.vleak2.detach().expand(B, H).clone(),
+                    s1=self.vleak1.new_zeros(B, H), s2=self.vleak1.new_zeros(B, H),
+                    y=self.out_bias.detach().expand(B, -1).clone())
+
+    @torch.no_grad()
+    def step(self, tok, st):
+        """One token, one timestep, as the simulator runs the graph: (logits, state)."""
+        a1, a2, ar = torch.sigmoid(self.p1), torch.sigmoid(self.p2), torch.sigmoid(self.pr)
+        i1 = self.vleak1 + self.embed(tok) + self.rec1(st["s1"])
+        v1 = i1 + (st["v1"] - i1) * a1
+        s1 = (v1 > 1.0).to(v1.dtype)
+        v1 = v1 - s1
+        i2 = self.vleak2 + self.ff(s1) + self.rec2(st["s2"])
+        v2 = i2 + (st["v2"] - i2) * a2
+        s2 = (v2 > 1.0).to(v2.dtype)
+        v2 = v2 - s2
+        iy = self.out_bias + self.r_out * F.linear(s2, self.embed.weight)
+        y = iy + (st["y"] - iy) * ar
+        return y, dict(v1=v1, v2=v2, s1=s1, s2=s2, y=y)
 
     def counts(self):
         H, V = self.cfg["hidden"], self.cfg["vocab"]
@@ -269,6 +293,34 @@ CONFIGS = {
 
 def build(arch, size, vocab):
     return ARCHS[arch](vocab, **CONFIGS[(arch, size)])
+
+
+@torch.no_grad()
+def forward_steps(model, idx):
+    """model(idx)'s logits computed one token at a time with model.step."""
+    B, T = idx.shape
+    st = model.init_state(B)
+    out = []
+    for t in range(T):
+        y, st = model.step(idx[:, t], st)
+        out.append(y)
+    return torch.stack(out, 1)
+
+
+@torch.no_grad()
+def greedy(model, prompt, n):
+    """Feed prompt (list of ids) then n argmax tokens, one step per token."""
+    st = model.init_state(1)
+    dev = model.embed.weight.device
+    y = None
+    for t in prompt:
+        y, st = model.step(torch.tensor([t], device=dev), st)
+    out = []
+    for _ in range(n):
+        t = int(y[0].argmax())
+        out.append(t)
+        y, st = model.step(torch.tensor([t], device=dev), st)
+    return out
 
 
 def n_params(m):

@@ -1,0 +1,149 @@
+"""Export a trained candidate as the snn graph it stands for, plus a reference trace.
+
+    /usr/bin/python3 models/train/export.py --run lite-lima
+
+Writes into models/train/runs/<run>/:
+
+  graph.json    the node graph: every node with its snn kind and fields, each
+                field a constant or the key of a tensor in neuro.pt, and the
+                edges; Dt, Timesteps per token, the tokenizer and the task.
+  neuro.pt      a state_dict of graph-ready float32 tensors named
+                <node>.<field>: weights in snn's (out, in) layout, time
+                constants in seconds (tau = -Dt / ln a).
+  reference.pt  the equivalence fixture for the Go side: 512 held-out tokens,
+                the logits of the step-by-step forward pass after each token
+                (float64 model, stored as float64), and a prompt with its
+                200-token greedy continuation.
+
+The Go importer (PHASE 2) builds the graph from graph.json + neuro.pt (or
+directly from model.pt with the same mapping) and must reproduce reference.pt.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import arch  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def f32(t):
+    return t.detach().cpu().float().contiguous()
+
+
+def lima_graph(m):
+    c = m.cfg
+    V, d = c["vocab"], c["d"]
+    T, nodes, edges = {}, [], []
+    E = m.embed.weight
+    T["embed.weight"] = f32(E.t())
+    nodes += [dict(name="token", kind="Input", shape=[V]),
+              dict(name="embed", kind="Linear", weight="embed.weight")]
+    edges.append(["token", "embed"])
+    prev = "embed"
+    for i, b in enumerate(m.blocks):
+        p = f"b{i}"
+        k = b.mix_in.out_features
+        T[f"{p}.mix_in.weight"] = f32(b.mix_in.weight)
+        T[f"{p}.mix.tau"] = arch.tau_seconds(b.mix_p)
+        T[f"{p}.mix_out.weight"] = f32(b.mix_out.weight)
+        T[f"{p}.fc1.weight"] = f32(b.fc1.weight)
+        T[f"{p}.fc1.bias"] = f32(b.fc1.bias)
+        T[f"{p}.fc2.weight"] = f32(b.fc2.weight)
+        nodes += [
+            dict(name=f"{p}.mix_in", kind="Linear", weight=f"{p}.mix_in.weight"),
+            dict(name=f"{p}.mix", kind="LI", tau=f"{p}.mix.tau", r=1.0, v_leak=0.0, n=k),
+            dict(name=f"{p}.mix_out", kind="Linear", weight=f"{p}.mix_out.weight"),
+            dict(name=f"{p}.sum", kind="Scale", scale=1.0, n=d),
+            dict(name=f"{p}.fc1", kind="Affine", weight=f"{p}.fc1.weight", bias=f"{p}.fc1.bias"),
+            dict(name=f"{p}.spk", kind="Threshold", threshold=0.0, n=b.fc1.out_features),
+            dict(name=f"{p}.fc2", kind="Linear", weight=f"{p}.fc2.weight"),
+            dict(name=f"{p}.out", kind="Scale", scale=1.0, n=d),
+        ]
+        edges += [[prev, f"{p}.mix_in"], [f"{p}.mix_in", f"{p}.mix"], [f"{p}.mix", f"{p}.mix_out"],
+                  [f"{p}.mix_out", f"{p}.sum"], [prev, f"{p}.sum"],
+                  [f"{p}.sum", f"{p}.fc1"], [f"{p}.fc1", f"{p}.spk"], [f"{p}.spk", f"{p}.fc2"],
+                  [f"{p}.fc2", f"{p}.out"], [f"{p}.sum", f"{p}.out"]]
+        prev = f"{p}.out"
+    T["head.weight"] = f32(E)
+    T["head.bias"] = f32(m.head_bias)
+    nodes += [dict(name="head", kind="Affine", weight="head.weight", bias="head.bias"),
+              dict(name="logits", kind="Output")]
+    edges += [[prev, "head"], ["head", "logits"]]
+    return nodes, edges, T
+
+
+def rlif_graph(m):
+    V, H = m.cfg["vocab"], m.cfg["hidden"]
+    T = {"embed.weight": f32(m.embed.weight.t()), "rec1.weight": f32(m.rec1.weight),
+         "ff.weight": f32(m.ff.weight), "rec2.weight": f32(m.rec2.weight),
+         "lif1.tau": arch.tau_seconds(m.p1), "lif1.v_leak": f32(m.vleak1),
+         "lif2.tau": arch.tau_seconds(m.p2), "lif2.v_leak": f32(m.vleak2),
+         "head.weight": f32(m.embed.weight), "readout.tau": arch.tau_seconds(m.pr).expand(V).contiguous(),
+         "readout.r": f32(m.r_out).expand(V).contiguous(), "readout.v_leak": f32(m.out_bias)}
+    lif = dict(kind="LIF", r=1.0, v_threshold=1.0, v_reset=0.0, reset="subtract", n=H)
+    nodes = [dict(name="token", kind="Input", shape=[V]),
+             dict(name="embed", kind="Linear", weight="embed.weight"),
+             dict(name="lif1", tau="lif1.tau", v_leak="lif1.v_leak", **lif),
+             dict(name="rec1", kind="Linear", weight="rec1.weight"),
+             dict(name="ff", kind="Linear", weight="ff.weight"),
+             dict(name="lif2", tau="lif2.tau", v_leak="lif2.v_leak", **lif),
+             dict(name="rec2", kind="Linear", weight="rec2.weight"),
+             dict(name="head", kind="Linear", weight="head.weight"),
+             dict(name="readout", kind="LI", tau="readout.tau", r="readout.r", v_leak="readout.v_leak"),
+             dict(name="logits", kind="Output")]
+    edges = [["token", "embed"], ["embed", "lif1"], ["lif1", "rec1"], ["rec1", "lif1"],
+             ["lif1", "ff"], ["ff", "lif2"], ["lif2", "rec2"], ["rec2", "lif2"],
+             ["lif2", "head"], ["head", "readout"], ["readout", "logits"]]
+    return nodes, edges, T
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--run", required=True)
+    p.add_argument("--source", default="topical_chat", help="held-out source of the 512 reference tokens")
+    args = p.parse_args()
+    torch.set_num_threads(2)
+    rdir = os.path.join(HERE, "runs", args.run)
+    with open(os.path.join(rdir, "results.json")) as f:
+        res = json.load(f)
+    m = arch.build(res["arch"], res["size"], res["cfg"]["vocab"])
+    m.load_state_dict(torch.load(os.path.join(rdir, "model.pt")))
+    m.eval()
+    nodes, edges, T = {"lima": lima_graph, "rlif": rlif_graph}[res["arch"]](m)
+    g = dict(name=f"neuro-1-{res['size']}", arch=res["arch"], task="causal-lm", dt=arch.DT, timesteps=1,
+             tokenizer="neuro-" + res["tokenizer"], input=dict(kind="one-hot", size=res["cfg"]["vocab"]),
+             output=dict(kind="logits", size=res["cfg"]["vocab"]), nodes=nodes, edges=edges)
+    with open(os.path.join(rdir, "graph.json"), "w") as f:
+        json.dump(g, f, indent=1)
+    torch.save(T, os.path.join(rdir, "neuro.pt"))
+
+    d = os.path.join(HERE, "data", res["tokenizer"])
+    with open(os.path.join(d, "index.json")) as f:
+        index = json.load(f)
+    val = np.fromfile(os.path.join(d, index["sources"][args.source]["val"]["file"]), dtype="<u2").astype(np.int64)
+    toks = torch.from_numpy(val[:512])[None]
+    md = m.double()
+    logits = arch.forward_steps(md, toks)[0]
+    with torch.no_grad():
+        par = md(toks)[0][0]
+    # a chat prompt: <|user|>\n ... <|end|>\n<|assistant|>\n, taken from the held-out text
+    ids = val.tolist()
+    u = ids.index(2)
+    e = ids.index(4, u)
+    prompt = ids[u : e + 2] + [3, ids[e + 1]]  # ... <|end|> \n <|assistant|> \n
+    cont = arch.greedy(md, prompt, 200)
+    torch.save(dict(tokens=toks[0].clone(), logits=logits.clone(), prompt=torch.tensor(prompt),
+                    greedy=torch.tensor(cont)), os.path.join(rdir, "reference.pt"))
+    print(json.dumps(dict(nodes=len(nodes), edges=len(edges), tensors=len(T),
+                          step_vs_parallel_max_abs=float((logits - par).abs().max()),
+                          prompt=prompt[:8], greedy=cont[:20])))
+
+
+if __name__ == "__main__":
+    main()
