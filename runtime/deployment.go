@@ -204,6 +204,10 @@ func (w *worker) admit() bool {
 			if s == nil {
 				select {
 				case s := <-w.d.queue:
+					if s.ctx.Err() != nil {
+						s.fail(s.ctx.Err()) // cancelled while queued
+						break
+					}
 					w.slots[i] = s
 					w.inst.Reset(i)
 				default:
@@ -224,6 +228,10 @@ func (w *worker) admit() bool {
 		}
 		select {
 		case s := <-w.d.queue:
+			if s.ctx.Err() != nil {
+				s.fail(s.ctx.Err()) // cancelled while queued
+				continue
+			}
 			w.slots[0] = s
 			w.inst.Reset(0)
 		case <-w.d.done:

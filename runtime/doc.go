@@ -34,6 +34,7 @@
 //     and each sequence draws from its own random stream.
 //   - Nothing a caller sends panics the runtime; invalid values are
 //     *ParamError (wrapping ErrInvalidRequest) naming the field.
-//   - Generate returns only when none of its sequences holds a slot any
-//     more, so no goroutine or slot outlives a request.
+//   - Generate returns as soon as its context ends; a sequence of it still
+//     in a slot leaves before the next token, one still queued is dropped
+//     when a worker takes it. No goroutine is started per request.
 package runtime

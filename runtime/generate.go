@@ -249,6 +249,7 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 		}
 	}
 	n := max(req.N, 1)
+	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rs := &reqState{notify: make(chan struct{}, 1), remaining: n, start: start, now: r.opts.Now, streaming: fn != nil}
@@ -294,7 +295,19 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 		if done {
 			break
 		}
-		<-rs.notify
+		select {
+		case <-rs.notify:
+		case <-caller.Done():
+			// Return at once: a sequence still queued is dropped when a
+			// worker takes it, one in a slot leaves it before the next
+			// token.
+			if !rs.abandon() {
+				continue // everything finished meanwhile: collect it
+			}
+			res.Usage.PromptTokens = len(prompt)
+			res.Stats.Latency = r.opts.Now().Sub(start)
+			return res, caller.Err()
+		}
 	}
 	for i, s := range seqs {
 		res.Choices[i].Tokens = s.generated
@@ -339,6 +352,19 @@ type reqState struct {
 	// streaming callers are woken for every event; the others only when a
 	// sequence finishes, which saves a goroutine switch per token.
 	streaming bool
+	gone      bool // the caller returned: drop events
+}
+
+// abandon records that the caller has gone; it reports false when every
+// sequence had already finished, so that the results can still be taken.
+func (rs *reqState) abandon() bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.remaining == 0 {
+		return false
+	}
+	rs.gone = true
+	return true
 }
 
 // pending is the number of events not yet taken by the caller.
@@ -350,6 +376,13 @@ func (rs *reqState) pending() int {
 
 func (rs *reqState) push(ev Event, finished bool) {
 	rs.mu.Lock()
+	if rs.gone {
+		if finished {
+			rs.remaining--
+		}
+		rs.mu.Unlock()
+		return
+	}
 	if rs.ttft == 0 && ev.Text != "" {
 		rs.ttft = rs.now().Sub(rs.start)
 	}

@@ -249,11 +249,10 @@ func TestErrors(t *testing.T) {
 		}
 	}
 	lctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	finished := []chan struct{}{make(chan struct{}), make(chan struct{})}
 	for i := 0; i < 2; i++ {
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer close(finished[i])
 			rt.Generate(lctx, long, slow)
 		}()
 		waitLoad(1, i)
@@ -261,9 +260,17 @@ func TestErrors(t *testing.T) {
 	if _, err := rt.Generate(ctx, &Request{Model: "test-lm", Prompt: "x", MaxTokens: 1}, nil); !errors.Is(err, ErrOverloaded) {
 		t.Errorf("third request: %v, want ErrOverloaded", err)
 	}
+	// A queued request whose context ends returns at once, though no slot
+	// has come free.
 	cancel()
+	select {
+	case <-finished[1]:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the cancelled queued request did not return while the slot stayed held")
+	}
 	close(hold)
-	wg.Wait()
+	<-finished[0]
+	waitLoad(0, 0)
 }
 
 func TestStreamIterator(t *testing.T) {
