@@ -143,7 +143,8 @@ func Traces(rec *snn.Recorder, opts *TracesOptions) (*Figure, error) {
 			}
 		}
 	}
-	lo, hi := times[0]*1e3, times[len(times)-1]*1e3
+	// As in Raster, the axis starts where the first recorded step began.
+	lo, hi := max(times[0]*1e3-ms, 0), times[len(times)-1]*1e3
 	if hi <= lo {
 		hi = lo + ms
 	}
