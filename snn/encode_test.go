@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/neuro-go/neuro/snn"
@@ -295,5 +296,26 @@ func TestBernoulliIntoInputBuffer(t *testing.T) {
 		if got := sim.Output(0); !slices.Equal(got, want) {
 			t.Fatalf("step %d: output %v, want %v", step, got, want)
 		}
+	}
+}
+
+func BenchmarkBernoulli(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			enc, err := snn.NewBernoulli(&snn.BernoulliOptions{Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = 0.1
+			}
+			dst := make([]float32, n)
+			b.ReportAllocs()
+			for range b.N {
+				_ = enc.Encode(dst, x)
+			}
+			b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "draws/s")
+		})
 	}
 }

@@ -436,3 +436,48 @@ func ExampleRecorder() {
 	// neuron 1 fired at 6 ms
 	// v of neuron 0: [1 2 0 1 2 0]
 }
+
+// BenchmarkRecord measures a step of the random LIF network with and
+// without recording its spikes and a few membrane traces.
+func BenchmarkRecord(b *testing.B) {
+	for _, record := range []bool{false, true} {
+		name := "step"
+		if record {
+			name = "step+record"
+		}
+		b.Run(name, func(b *testing.B) {
+			sim := recLIFSim(b)
+			rec, err := snn.NewRecorder(sim, &snn.RecorderOptions{
+				Spikes: []string{"in", "lif", "cuba"},
+				Probes: []snn.Probe{{Node: "lif", Neurons: []int{0, 1, 2, 3}}, {Node: "cuba", Var: snn.VarI}},
+				Steps:  b.N,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			enc, err := snn.NewBernoulli(&snn.BernoulliOptions{Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := make([]float32, 40)
+			for i := range p {
+				p[i] = 0.2
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				_ = enc.Encode(sim.InputBuffer(0), p)
+				if err := sim.Step(); err != nil {
+					b.Fatal(err)
+				}
+				if record {
+					if err := rec.Record(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "timesteps/s")
+			b.ReportMetric(float64(sim.Counters().Spikes)/float64(b.N), "spikes/op")
+		})
+	}
+}
