@@ -49,6 +49,10 @@
 // ceil(refractory/dt) steps while its synaptic current goes on evolving.
 // Neuron states start at rest: v = v_leak, I = 0.
 //
+// A spike belongs to the step that fired it and is dated at that step's
+// end: Time() × dt after the Step that produced it (the Recorder's
+// convention).
+//
 // Delay rounds each delay to whole steps. AvgPool2d divides by the kernel
 // area, padding included.
 //

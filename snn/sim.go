@@ -329,6 +329,7 @@ func (s *Simulator) Reset(slot int) error {
 }
 
 // ResetAll returns every slot to its initial state and clears the counters.
+// Time keeps counting, so that recorded spike times stay monotonic.
 func (s *Simulator) ResetAll() {
 	for slot := 0; slot < s.batch; slot++ {
 		s.resetSlot(slot)
