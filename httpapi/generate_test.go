@@ -421,7 +421,7 @@ func telemetry(t *testing.T, s http.Handler, key, q string) *runtime.Summary {
 	return &out.Summary
 }
 
-func TestCORSPrefixMetricsRequestID(t *testing.T) {
+func TestCORSMountingMetricsRequestID(t *testing.T) {
 	rt := newTestRuntime(t, nil, 2)
 	s := newTestServer(t, rt, &Options{AllowedOrigins: []string{"https://app.example"}})
 	mux := http.NewServeMux()
