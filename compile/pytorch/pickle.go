@@ -640,15 +640,7 @@ func (u *unpickler) step() error {
 		return u.memoGet(int64(binary.LittleEndian.Uint32(b)))
 
 	case opGlobal:
-		mod, err := u.readLine()
-		if err != nil {
-			return err
-		}
-		name, err := u.readLine()
-		if err != nil {
-			return err
-		}
-		g, err := u.global(string(mod), string(name))
+		g, err := u.readGlobal()
 		if err != nil {
 			return err
 		}
@@ -673,15 +665,7 @@ func (u *unpickler) step() error {
 		}
 		u.push(g)
 	case opInst:
-		mod, err := u.readLine()
-		if err != nil {
-			return err
-		}
-		name, err := u.readLine()
-		if err != nil {
-			return err
-		}
-		g, err := u.global(string(mod), string(name))
+		g, err := u.readGlobal()
 		if err != nil {
 			return err
 		}
@@ -787,6 +771,20 @@ func (u *unpickler) step() error {
 
 // global resolves module.name against the allowlist. Refusal happens here,
 // by name, before anything else about the class is looked at.
+// readGlobal reads the "module\nname\n" operand of GLOBAL and INST and
+// resolves it against the allowlist.
+func (u *unpickler) readGlobal() (any, error) {
+	mod, err := u.readLine()
+	if err != nil {
+		return nil, err
+	}
+	name, err := u.readLine()
+	if err != nil {
+		return nil, err
+	}
+	return u.global(string(mod), string(name))
+}
+
 func (u *unpickler) global(module, name string) (any, error) {
 	ci, ok := lookupClass(module, name, u.extra)
 	if !ok {
