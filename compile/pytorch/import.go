@@ -32,6 +32,10 @@ import (
 //     reset_delay is not in a state_dict: snnTorch's default (true) is
 //     assumed and reported; a Layers entry with params {"reset_delay": 0}
 //     says otherwise.
+//   - state_dicts of the neuro lima language models (the neuro-1 family,
+//     models/train/arch.py), recognised by their keys (embed.weight,
+//     head_bias, blocks.N.mix_in/mix_p/mix_out/fc1/fc2): token one-hot in,
+//     logits out, one timestep per token; see limaGraph.
 //   - Norse and SpikingJelly state_dicts, and plain PyTorch ANN state_dicts,
 //     described by opts.Layers (their tensors do not say what lies between
 //     the weights). Kinds: "linear", "conv2d", "relu", "flatten",
@@ -96,6 +100,12 @@ func Import(r io.ReaderAt, size int64, opts *compile.ImportOptions) (g *snn.Grap
 		sd, err := f.StateDict()
 		if err != nil {
 			return nil, nil, err
+		}
+		if isLima(sd) {
+			if g, err = im.limaGraph(sd); err != nil {
+				return nil, nil, err
+			}
+			return g, im.rep, nil
 		}
 		layers, err = im.stateDictLayers(sd)
 		if err != nil {

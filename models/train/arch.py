@@ -288,6 +288,12 @@ CONFIGS = {
     ("lima", "lite"): dict(d=128, k=128, h=256, layers=3),
     ("rlif", "lite"): dict(hidden=240),
     ("gru", "lite"): dict(d=128, layers=3),
+    # standard: about 1.8M parameters with the 1k tokenizer.
+    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3),
+    ("gru", "standard"): dict(d=256, layers=4),
+    # heavy: about 6M parameters with the 1k tokenizer.
+    ("lima", "heavy"): dict(d=384, k=384, h=1536, layers=4),
+    ("gru", "heavy"): dict(d=488, layers=4),
 }
 
 

@@ -4,17 +4,18 @@
 // reference.pt (512 held-out tokens with PyTorch's logits after each, and a
 // chat prompt with its 200-token greedy continuation).
 //
-// This builds the graph straight from graph.json; the issue's import path
-// through compile/pytorch is the next step (models/train/README.md).
+// The graph comes from model.pt through compile/pytorch, as any user's
+// model would; graph.json and neuro.pt are export.py's description of the
+// same graph, kept for readers and other tools.
 package train_test
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/compile/pytorch"
 	"github.com/neuro-go/neuro/snn"
 )
@@ -52,74 +53,32 @@ func tensors(t *testing.T, path string) map[string]*snn.Tensor {
 	return m
 }
 
-type nodeJSON struct {
-	Name      string  `json:"name"`
-	Kind      string  `json:"kind"`
-	Shape     []int   `json:"shape"`
-	Weight    string  `json:"weight"`
-	Bias      string  `json:"bias"`
-	Tau       string  `json:"tau"`
-	R         float64 `json:"r"`
-	VLeak     float64 `json:"v_leak"`
-	Scale     float64 `json:"scale"`
-	Threshold float64 `json:"threshold"`
-	N         int     `json:"n"`
-}
-
-// graph builds the snn graph graph.json describes.
+// graph imports the run's model.pt through compile/pytorch, the path every
+// user's model takes.
 func graph(t *testing.T) (*snn.Graph, int) {
-	var gj struct {
-		Dt    float64            `json:"dt"`
-		Input struct{ Size int } `json:"input"`
-		Nodes []nodeJSON         `json:"nodes"`
-		Edges [][2]string        `json:"edges"`
-	}
-	b, err := os.ReadFile(filepath.Join(run, "graph.json"))
+	t.Helper()
+	f, err := os.Open(filepath.Join(run, "model.pt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &gj); err != nil {
+	defer f.Close()
+	st, _ := f.Stat()
+	g, rep, err := compile.Import("pytorch", f, st.Size(), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ts := tensors(t, filepath.Join(run, "neuro.pt"))
-	weight := func(name string) *snn.Tensor {
-		if ts[name] == nil {
-			t.Fatalf("neuro.pt has no tensor %q", name)
-		}
-		return ts[name]
+	if rep.Kind != "neuro lima state_dict" {
+		t.Fatalf("imported as %q", rep.Kind)
 	}
-	g := snn.NewGraph()
-	for _, n := range gj.Nodes {
-		switch n.Kind {
-		case "Input":
-			g.Add(n.Name, &snn.Input{Shape: n.Shape})
-		case "Output":
-			g.Add(n.Name, &snn.Output{})
-		case "Linear":
-			g.Add(n.Name, &snn.Linear{Weight: weight(n.Weight)})
-		case "Affine":
-			g.Add(n.Name, &snn.Affine{Weight: weight(n.Weight), Bias: weight(n.Bias).Data})
-		case "LI":
-			tau := make([]float64, len(weight(n.Tau).Data))
-			for i, v := range weight(n.Tau).Data {
-				tau[i] = float64(v)
-			}
-			g.Add(n.Name, &snn.LI{Tau: tau, R: []float64{n.R}, VLeak: []float64{n.VLeak}})
-		case "Scale":
-			g.Add(n.Name, &snn.Scale{Scale: []float32{float32(n.Scale)}, Shape: []int{n.N}})
-		case "Threshold":
-			g.Add(n.Name, &snn.Threshold{Threshold: []float64{n.Threshold}, Shape: []int{n.N}})
-		default:
-			t.Fatalf("node %q: kind %q", n.Name, n.Kind)
-		}
+	return g, snn.Size(mustShapes(t, g)["token"].Out)
+}
+
+func mustShapes(t *testing.T, g *snn.Graph) map[string]snn.Shape {
+	s, err := g.Shapes()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, e := range gj.Edges {
-		g.Connect(e[0], e[1])
-	}
-	if gj.Dt == 0 {
-		gj.Dt = 1e-3
-	}
-	return g, gj.Input.Size
+	return s
 }
 
 // TestLiteMatchesPyTorch: the readout within 1e-3 of PyTorch's over 512
