@@ -1,0 +1,279 @@
+// Package models holds the built-in neuro-1 spiking language models.
+//
+// Their weights are the PyTorch state_dicts that models/train wrote,
+// embedded in the binary. Loading one imports it through compile/pytorch,
+// the path any user's .pt file takes, compiles it for the CPU, and attaches
+// the tokenizer it was trained with and its model card, whose figures come
+// from the training run's results.json and the bench/neuro1 measurements
+// embedded beside the weights. Nothing is read from disk or the network.
+//
+// One call registers all of them into a runtime:
+//
+//	rt := runtime.New(nil)
+//	if err := models.Register(rt); err != nil { ... }
+//	if _, err := models.Deploy(ctx, rt); err != nil { ... }
+//
+// Register adds the models (neuro-1-standard also answers to "neuro-1");
+// Deploy puts each on the cpu device and neuro-1-lite on every
+// neuromorphic emulator that is linked in and can hold it.
+package models
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/neuro-go/neuro/compile"
+	_ "github.com/neuro-go/neuro/compile/pytorch" // the "pytorch" importer
+	"github.com/neuro-go/neuro/models/tokenizers"
+	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
+)
+
+// The built-in models' ids.
+const (
+	Lite     = "neuro-1-lite"
+	Standard = "neuro-1-standard"
+	Heavy    = "neuro-1-heavy"
+)
+
+// ContextLength is the most tokens one sequence may hold. The models'
+// state has the same size at any length (leaky integrators and spikes, no
+// cache of past tokens); the limit bounds a request. They were trained on
+// windows of 128 tokens.
+const ContextLength = 2048
+
+//go:embed train/runs/lite-lima/model.pt train/runs/*/results.json speed.json
+var files embed.FS
+
+// builtin is one embedded model: its training run and what the run does
+// not record.
+type builtin struct {
+	id, run, baseline, tokenizer, size string
+	aliases                            []string
+}
+
+var builtins = []builtin{
+	{id: Lite, run: "lite-lima", baseline: "lite-gru", tokenizer: "neuro-bpe-1k", size: "lite"},
+}
+
+// Names lists the embedded models, smallest first.
+func Names() []string {
+	var out []string
+	for _, b := range builtins {
+		out = append(out, b.id)
+	}
+	return out
+}
+
+// Load imports, compiles and describes one embedded model. Each call
+// builds a new Model.
+func Load(id string) (*runtime.Model, error) {
+	i := slices.IndexFunc(builtins, func(b builtin) bool { return b.id == id || slices.Contains(b.aliases, id) })
+	if i < 0 {
+		return nil, fmt.Errorf("models: no built-in model %q (have %s)", id, strings.Join(Names(), ", "))
+	}
+	b := builtins[i]
+	w, err := files.ReadFile("train/runs/" + b.run + "/model.pt")
+	if err != nil {
+		return nil, fmt.Errorf("models: %s: %w", id, err)
+	}
+	g, _, err := compile.Import("pytorch", bytes.NewReader(w), int64(len(w)), &compile.ImportOptions{Dt: dt})
+	if err != nil {
+		return nil, fmt.Errorf("models: %s: %w", id, err)
+	}
+	p, rep, err := compile.Compile(g, &compile.Options{Name: id, Task: "causal-lm", Dt: dt, Timesteps: 1})
+	if err != nil {
+		return nil, fmt.Errorf("models: %s: %w", id, err)
+	}
+	p.Input = compile.Encoding{Kind: "one-hot", Node: "token", Size: p.Input.Size}
+	p.Output = compile.Decoding{Kind: "logits", Node: "logits", Size: p.Output.Size}
+	sum := sha256.Sum256(w)
+	p.Source = compile.Source{Format: "pytorch", Bytes: int64(len(w)), SHA256: hex.EncodeToString(sum[:])}
+	p.Metadata = map[string]string{"context_length": strconv.Itoa(ContextLength), "tokenizer": b.tokenizer}
+	tok, err := tokenizers.Load(b.tokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("models: %s: %w", id, err)
+	}
+	card, err := b.card(rep)
+	if err != nil {
+		return nil, fmt.Errorf("models: %s: %w", id, err)
+	}
+	return &runtime.Model{ID: id, Aliases: b.aliases, Program: p, Tokenizer: tok, Card: card, OwnedBy: "neuro"}, nil
+}
+
+// dt is the time step the models were trained for: one step per token.
+const dt = 1e-3
+
+// Register loads every embedded model into rt.
+func Register(rt *runtime.Runtime) error {
+	for _, id := range Names() {
+		m, err := Load(id)
+		if err != nil {
+			return err
+		}
+		if err := rt.RegisterModel(m); err != nil {
+			return fmt.Errorf("models: %w", err)
+		}
+	}
+	return nil
+}
+
+// Deploy deploys the registered built-in models: each on "cpu" with the
+// id "<model>-cpu", and neuro-1-lite also on every other linked device
+// that takes it, as "neuro-1-lite-<device>". A device that cannot hold the
+// model is skipped; an error is returned only when a cpu deployment fails.
+func Deploy(ctx context.Context, rt *runtime.Runtime) ([]*runtime.Deployment, error) {
+	var out []*runtime.Deployment
+	for _, id := range Names() {
+		if _, err := rt.Model(id); err != nil {
+			continue
+		}
+		d, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: id + "-cpu", Model: id, Device: "cpu"})
+		if err != nil {
+			return out, fmt.Errorf("models: %w", err)
+		}
+		out = append(out, d)
+	}
+	if _, err := rt.Model(Lite); err != nil {
+		return out, nil
+	}
+	for _, dev := range hal.Devices() {
+		if dev == "cpu" {
+			continue
+		}
+		if d, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: Lite + "-" + dev, Model: Lite, Device: dev}); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// results is what train.py writes to results.json.
+type results struct {
+	Arch         string         `json:"arch"`
+	Cfg          map[string]int `json:"cfg"`
+	Params       int            `json:"params"`
+	Steps        int            `json:"steps"`
+	TrainTokens  int            `json:"train_tokens"`
+	TrainSeconds float64        `json:"train_seconds"`
+	Device       string         `json:"device"`
+	Args         struct {
+		Threads int `json:"threads"`
+		Seed    int `json:"seed"`
+		Batch   int `json:"batch"`
+		Seq     int `json:"seq"`
+	} `json:"args"`
+	Counts struct {
+		Spiking int `json:"spiking_neurons"`
+		LI      int `json:"li_neurons"`
+	} `json:"counts"`
+	Heldout struct {
+		Sources map[string]struct {
+			BPB float64 `json:"bpb"`
+		} `json:"sources"`
+		BPB   float64   `json:"bpb"`
+		Rates []float64 `json:"spike_rate_per_layer"`
+	} `json:"heldout"`
+	SpikeRate float64 `json:"spike_rate_overall"`
+}
+
+func readResults(run string) (*results, error) {
+	b, err := files.ReadFile("train/runs/" + run + "/results.json")
+	if err != nil {
+		return nil, err
+	}
+	var r results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s/results.json: %w", run, err)
+	}
+	return &r, nil
+}
+
+// speed is bench/neuro1's measurement of one model, as speed.json holds it.
+type speed struct {
+	TokensPerSecond        map[string]float64 `json:"tokens_per_second"`         // "batch1", "batch8"
+	PyTorchTokensPerSecond map[string]float64 `json:"pytorch_tokens_per_second"` // the same, PyTorch 1.13, 2 threads
+	StateBytes             int                `json:"state_bytes_per_sequence"`
+	Machine                string             `json:"machine"`
+}
+
+func readSpeed(id string) (*speed, error) {
+	b, err := files.ReadFile("speed.json")
+	if err != nil {
+		return nil, err
+	}
+	var all map[string]*speed
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, fmt.Errorf("speed.json: %w", err)
+	}
+	return all[id], nil
+}
+
+func (b builtin) card(rep *compile.Report) (runtime.Card, error) {
+	r, err := readResults(b.run)
+	if err != nil {
+		return runtime.Card{}, err
+	}
+	c := r.Cfg
+	card := runtime.Card{
+		Description: fmt.Sprintf("%s: a spiking language model trained by the Neuro project on its own corpus (stories, Shakespeare, public-domain books and open chat datasets); it answers as an assistant in the Neuro chat template.", b.id),
+		Architecture: fmt.Sprintf("lima: tied token embedding (vocabulary %d, width %d); %d blocks of leaky-integrator token mixing (%d LI neurons) and a spiking MLP (%d threshold neurons) that both add to a residual current; tied readout. One timestep per token; no attention, normalisation or multiplicative gates.",
+			c["vocab"], c["d"], c["layers"], c["k"], c["h"]),
+		Parameters: r.Params,
+		Neurons:    r.Counts.Spiking + r.Counts.LI,
+		Synapses:   rep.Network.Synapses,
+		Training: fmt.Sprintf("models/train/train.py --arch %s --size %s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s (%d thread), seed %d; tokenizer %s.",
+			r.Arch, b.size, r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.Device, r.Args.Threads, r.Args.Seed, b.tokenizer),
+		License: "Weights: the Neuro project's licence. Training data (../shared/data/corpus): Topical-Chat and TinyStories under CDLA-Sharing-1.0, CaSiNo under CC BY 4.0 (Chawla et al., 2021), Taskmaster-4 and the Self-Dialogue Corpus subset as their manifests state, tinyshakespeare and Project Gutenberg books in the public domain; see models/train/runs/" + b.run + "/NOTICE.",
+		Quality: map[string]string{"heldout_bits_per_byte": fmt.Sprintf("%.3f", r.Heldout.BPB)},
+		Extra: map[string]string{
+			"timesteps_per_token":  "1",
+			"spiking_neurons":      strconv.Itoa(r.Counts.Spiking),
+			"leaky_integrators":    strconv.Itoa(r.Counts.LI),
+			"spike_rate":           fmt.Sprintf("%.1f%% of spiking neurons per timestep", 100*r.SpikeRate),
+			"training_seconds":     fmt.Sprintf("%.0f", r.TrainSeconds),
+			"tokenizer":            b.tokenizer,
+			"context_length":       strconv.Itoa(ContextLength),
+			"state_per_sequence":   "constant: one value per leaky integrator, whatever the context length",
+			"spike_rate_per_layer": formatRates(r.Heldout.Rates),
+		},
+	}
+	for _, src := range slices.Sorted(maps.Keys(r.Heldout.Sources)) {
+		card.Quality["heldout_bits_per_byte."+src] = fmt.Sprintf("%.3f", r.Heldout.Sources[src].BPB)
+	}
+	if base, err := readResults(b.baseline); err == nil {
+		card.Quality["baseline"] = fmt.Sprintf("GRU of %d parameters, same data and training budget: %.3f bits per byte; spiking costs %+.1f%%",
+			base.Params, base.Heldout.BPB, 100*(r.Heldout.BPB/base.Heldout.BPB-1))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return runtime.Card{}, err
+	}
+	sp, err := readSpeed(b.id)
+	if err != nil {
+		return runtime.Card{}, err
+	}
+	if sp != nil {
+		card.Extra["speed"] = fmt.Sprintf("%.0f tokens/s at batch 1, %.0f at batch 8 (PyTorch 1.13 on 2 threads, same machine: %.0f and %.0f) on %s",
+			sp.TokensPerSecond["batch1"], sp.TokensPerSecond["batch8"], sp.PyTorchTokensPerSecond["batch1"], sp.PyTorchTokensPerSecond["batch8"], sp.Machine)
+		card.Extra["state_bytes_per_sequence"] = strconv.Itoa(sp.StateBytes)
+	}
+	return card, nil
+}
+
+func formatRates(rs []float64) string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, fmt.Sprintf("%.3f", r))
+	}
+	return strings.Join(s, ", ")
+}

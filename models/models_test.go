@@ -1,0 +1,128 @@
+package models_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/neuro-go/neuro/compile/pytorch"
+	"github.com/neuro-go/neuro/models"
+	"github.com/neuro-go/neuro/runtime"
+	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
+	"github.com/neuro-go/neuro/tokenizer"
+)
+
+func TestLoadDescribesEachModel(t *testing.T) {
+	names := models.Names()
+	if len(names) == 0 || names[0] != models.Lite {
+		t.Fatalf("Names() = %v", names)
+	}
+	for _, id := range names {
+		m, err := models.Load(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.IsLanguageModel() || m.Program.Timesteps != 1 || m.ContextLength() != models.ContextLength {
+			t.Fatalf("%s: task %q, %d timesteps, context %d", id, m.Program.Task, m.Program.Timesteps, m.ContextLength())
+		}
+		c := m.Card
+		if c.Parameters < 300_000 || c.Neurons == 0 || c.Synapses < c.Parameters || c.Architecture == "" || c.Training == "" || c.License == "" {
+			t.Fatalf("%s: incomplete card %+v", id, c)
+		}
+		for _, k := range []string{"heldout_bits_per_byte", "heldout_bits_per_byte.books", "heldout_bits_per_byte.topical_chat", "baseline"} {
+			if c.Quality[k] == "" {
+				t.Errorf("%s: card has no quality %q", id, k)
+			}
+		}
+		if !strings.Contains(c.Extra["spike_rate"], "%") {
+			t.Errorf("%s: card has no spike rate", id)
+		}
+	}
+	if _, err := models.Load("neuro-2"); err == nil || !strings.Contains(err.Error(), "neuro-1-lite") {
+		t.Fatalf("unknown model: %v", err)
+	}
+}
+
+// TestLiteGeneratesPyTorchsContinuation runs the whole serving path: the
+// chat message through the template and tokenizer, the runtime's
+// deployment on the cpu device, greedy sampling; the tokens must be
+// PyTorch's greedy continuation of the same prompt (reference.pt).
+func TestLiteGeneratesPyTorchsContinuation(t *testing.T) {
+	prompt, want := reference(t)
+	rt := runtime.New(nil)
+	defer rt.Close()
+	if err := models.Register(rt); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := models.Deploy(context.Background(), rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(ds, func(d *runtime.Deployment) bool { return d.ID == models.Lite+"-cpu" }) {
+		t.Fatalf("no %s-cpu deployment", models.Lite)
+	}
+	m, _ := rt.Model(models.Lite)
+	// The reference prompt is one user turn rendered by the chat template.
+	text := m.Tokenizer.Decode(prompt)
+	user, ok := strings.CutPrefix(text, "<|user|>\n")
+	user, ok2 := strings.CutSuffix(user, "<|end|>\n<|assistant|>\n")
+	if !ok || !ok2 {
+		t.Fatalf("reference prompt is not one user turn: %q", text)
+	}
+	res, err := rt.Generate(context.Background(), &runtime.Request{
+		Model:     models.Lite,
+		Messages:  []tokenizer.Message{{Role: "user", Content: user}},
+		MaxTokens: len(want),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.PromptTokens, prompt) {
+		t.Fatalf("prompt encodes to %v, reference %v", res.PromptTokens, prompt)
+	}
+	got := res.Choices[0].Tokens
+	if len(got) == 0 || !slices.Equal(got, want[:len(got)]) {
+		t.Fatalf("generated %v\nPyTorch   %v", got, want[:min(len(want), len(got)+5)])
+	}
+	t.Logf("%d tokens as PyTorch (finish %s): %q", len(got), res.Choices[0].FinishReason, res.Choices[0].Text)
+}
+
+// reference reads the chat prompt and PyTorch's greedy continuation from
+// the lite run's equivalence fixture.
+func reference(t *testing.T) (prompt, greedy []int) {
+	t.Helper()
+	f, err := os.Open("train/runs/lite-lima/reference.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := pytorch.Open(f, st.Size(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd, err := pf.StateDict()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ints := func(name string) []int {
+		for _, nt := range sd {
+			if nt.Name == name {
+				xs, err := nt.Tensor.Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := make([]int, len(xs))
+				for i, x := range xs {
+					out[i] = int(x)
+				}
+				return out
+			}
+		}
+		t.Fatalf("reference.pt has no %q", name)
+		return nil
+	}
+	return ints("prompt"), ints("greedy")
+}
