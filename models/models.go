@@ -92,7 +92,7 @@ func Load(id string) (*runtime.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
-	p, rep, err := compile.Compile(g, &compile.Options{Name: id, Task: "causal-lm", Dt: dt, Timesteps: 1})
+	p, _, err := compile.Compile(g, &compile.Options{Name: id, Task: "causal-lm", Dt: dt, Timesteps: 1})
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
@@ -105,7 +105,7 @@ func Load(id string) (*runtime.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
-	card, err := b.card(rep)
+	card, err := b.card()
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
@@ -175,8 +175,9 @@ type results struct {
 		Seq     int `json:"seq"`
 	} `json:"args"`
 	Counts struct {
-		Spiking int `json:"spiking_neurons"`
-		LI      int `json:"li_neurons"`
+		Spiking  int `json:"spiking_neurons"`
+		LI       int `json:"li_neurons"`
+		Synapses int `json:"synapses"` // weights of the synapse nodes, embedding and readout each counted
 	} `json:"counts"`
 	Heldout struct {
 		Sources map[string]struct {
@@ -220,7 +221,7 @@ func readSpeed(id string) (*speed, error) {
 	return all[id], nil
 }
 
-func (b builtin) card(rep *compile.Report) (runtime.Card, error) {
+func (b builtin) card() (runtime.Card, error) {
 	r, err := readResults(b.run)
 	if err != nil {
 		return runtime.Card{}, err
@@ -232,7 +233,7 @@ func (b builtin) card(rep *compile.Report) (runtime.Card, error) {
 			c["vocab"], c["d"], c["layers"], c["k"], c["h"]),
 		Parameters: r.Params,
 		Neurons:    r.Counts.Spiking + r.Counts.LI,
-		Synapses:   rep.Network.Synapses,
+		Synapses:   r.Counts.Synapses,
 		Training: fmt.Sprintf("models/train/train.py --arch %s --size %s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s (%d thread), seed %d; tokenizer %s.",
 			r.Arch, b.size, r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.Device, r.Args.Threads, r.Args.Seed, b.tokenizer),
 		License: "Weights: the Neuro project's licence. Training data (../shared/data/corpus): Topical-Chat and TinyStories under CDLA-Sharing-1.0, CaSiNo under CC BY 4.0 (Chawla et al., 2021), Taskmaster-4 and the Self-Dialogue Corpus subset as their manifests state, tinyshakespeare and Project Gutenberg books in the public domain; see models/train/runs/" + b.run + "/NOTICE.",

@@ -1,8 +1,8 @@
 // Command server serves Neuro's REST API (the OpenAI-compatible chat and
 // text completions, plus deployments, compile, telemetry, health and
-// Prometheus metrics) on 127.0.0.1:8080:
+// Prometheus metrics) on 127.0.0.1:8080, with the built-in neuro-1 models:
 //
-//	go run ./examples/server -mock
+//	go run ./examples/server
 //
 // Flags:
 //
@@ -20,12 +20,12 @@
 //
 // # Built-in models
 //
-// The neuro-1 models (lite, standard, heavy) are trained by another part
-// of the project and will register themselves through one call, made in
-// registerBuiltins below, the only place that knows about them. Until
-// their package exists this server has no built-in model weights: it says
-// so at start, serves in mock mode when -mock is given, and otherwise
-// exits with a message saying to pass -mock.
+// The neuro-1 models embedded in package models are imported, compiled
+// and registered at start (registerBuiltins), each deployed on the cpu
+// device as "<model>-cpu" and neuro-1-lite also on the neuromorphic
+// emulators that hold it ("neuro-1-lite-loihi"). With -device loihi or
+// xylo, every model that device holds is deployed there instead. In mock
+// mode none is loaded.
 //
 // SIGINT or SIGTERM shut the server down gracefully: it stops accepting
 // connections, lets running requests and streams finish (up to 30 s), then
@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/neuro-go/neuro/httpapi"
+	"github.com/neuro-go/neuro/models"
 	neuro "github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
@@ -106,32 +107,51 @@ func principal(key string) string {
 	return "key-" + hex.EncodeToString(sum[:6])
 }
 
-// registerBuiltins registers and deploys the built-in neuro-1 models on
-// device, and reports whether there were any. It is the one place that
-// knows them: when package github.com/neuro-go/neuro/models lands, its
-// registration call goes here (and at least one deployment goes on a
-// neuromorphic chip, as API.md asks).
-func registerBuiltins(ctx context.Context, rt *neuro.Runtime, device string) (bool, error) {
-	return false, nil
+// registerBuiltins registers the built-in neuro-1 models and deploys
+// them: on cpu, each model on the float simulator and neuro-1-lite also on
+// every neuromorphic emulator that holds it (models.Deploy); on another
+// device, every model that device holds. It returns the deployments.
+func registerBuiltins(ctx context.Context, rt *neuro.Runtime, device string) ([]*neuro.Deployment, error) {
+	if err := models.Register(rt); err != nil {
+		return nil, err
+	}
+	if device == "cpu" {
+		return models.Deploy(ctx, rt)
+	}
+	var out []*neuro.Deployment
+	var errs []error
+	for _, id := range models.Names() {
+		d, err := rt.Deploy(ctx, neuro.DeploymentSpec{ID: id + "-" + device, Model: id, Device: device})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no built-in model can be deployed on %s: %w", device, errors.Join(errs...))
+	}
+	return out, nil
 }
 
-// setup builds the runtime and the handler.
+// setup builds the runtime and the handler. In mock mode no model is
+// loaded: the mock catalogue answers.
 func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (*neuro.Runtime, *httpapi.Server, error) {
 	rt := neuro.New(&neuro.Options{Logger: log})
-	have, err := registerBuiltins(ctx, rt, c.device)
-	if err != nil {
-		rt.Close()
-		return nil, nil, err
-	}
-	if !have {
-		fmt.Fprintln(stdout, "This build has no built-in model weights (the neuro-1 models are not yet part of it).")
-		if !c.mock {
-			rt.Close()
-			return nil, nil, errors.New("no models to serve: run with -mock to serve the API in mock mode")
-		}
-	}
 	if c.mock {
 		fmt.Fprintln(stdout, "Mock mode: no model runs; answers are deterministic text with real token counts.")
+	} else {
+		start := time.Now()
+		ds, err := registerBuiltins(ctx, rt, c.device)
+		if err != nil {
+			rt.Close()
+			return nil, nil, err
+		}
+		fmt.Fprintf(stdout, "Loaded %s in %v; deployments:", strings.Join(models.Names(), ", "), time.Since(start).Round(time.Millisecond))
+		for _, d := range ds {
+			fmt.Fprintf(stdout, " %s", d.ID)
+		}
+		fmt.Fprintln(stdout)
 	}
 	srv, err := httpapi.New(rt, &httpapi.Options{Keys: c.keys, Mock: c.mock, DataDir: c.data, Logger: log})
 	if err != nil {

@@ -28,8 +28,8 @@ func TestMockServerChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	if !strings.Contains(out.String(), "no built-in model weights") {
-		t.Errorf("start message %q does not say there are no weights", out.String())
+	if !strings.Contains(out.String(), "Mock mode") {
+		t.Errorf("start message %q does not say it is in mock mode", out.String())
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -56,7 +56,9 @@ func TestMockServerChat(t *testing.T) {
 	}
 }
 
-func TestNoModelsWithoutMock(t *testing.T) {
+// TestServesBuiltinModels: with no flags the server loads the built-in
+// models and answers a chat with one of them, through HTTP.
+func TestServesBuiltinModels(t *testing.T) {
 	var out bytes.Buffer
 	c, err := parse(nil, env(nil), &out)
 	if err != nil {
@@ -65,10 +67,42 @@ func TestNoModelsWithoutMock(t *testing.T) {
 	if len(c.keys) != 1 || !strings.Contains(out.String(), "sk-neuro-") {
 		t.Fatalf("no key generated and printed: %q", out.String())
 	}
-	if _, _, err := setup(context.Background(), c, slog.New(slog.DiscardHandler), &out); err == nil || !strings.Contains(err.Error(), "-mock") {
-		t.Fatalf("setup without models or -mock: %v", err)
+	var key string
+	for k := range c.keys {
+		key = k
 	}
-	if _, err := parse([]string{"-device", "tpu"}, env(nil), &out); err == nil {
+	rt, h, err := setup(context.Background(), c, slog.New(slog.DiscardHandler), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if !strings.Contains(out.String(), "neuro-1-lite-cpu") {
+		t.Fatalf("start message %q lists no neuro-1-lite-cpu deployment", out.String())
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"neuro-1-lite","messages":[{"role":"user","content":"Do you like music?"}],"temperature":0,"max_tokens":40}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || resp.StatusCode != 200 || r.Model != "neuro-1-lite" || strings.TrimSpace(r.Choices[0].Message.Content) == "" {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	t.Logf("neuro-1-lite: %q", r.Choices[0].Message.Content)
+}
+
+func TestUnknownDevice(t *testing.T) {
+	if _, err := parse([]string{"-device", "tpu"}, env(nil), io.Discard); err == nil {
 		t.Fatal("unknown device accepted")
 	}
 }
