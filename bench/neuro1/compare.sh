@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# compare.sh [TOKENS]
+#
+# Measures the built-in neuro-1 models side by side on this machine: the Go
+# runtime (go run ./bench/neuro1, built first) and PyTorch 1.13 on 2 threads
+# running the same weights (bench/neuro1/pytorch_gen.py), TOKENS tokens per
+# sequence (default 256) at batch 1 and 8. Prints one summary line per model
+# with the ratios (Go tokens/s over PyTorch's: > 1 means Go is faster) and
+# writes models/speed.json, which the model cards read.
+#
+# Environment: PYTHON (default /usr/bin/python3).
+set -euo pipefail
+
+N=${1:-256}
+PY=${PYTHON:-/usr/bin/python3}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+cd "$ROOT"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/neuro1_compare.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+go build -o "$TMP/neuro1" ./bench/neuro1
+"$TMP/neuro1" -tokens "$N" | tee "$TMP/go.jsonl"
+RUNS=$("$PY" - "$TMP/go.jsonl" <<'PY'
+import json, sys
+runs = {"neuro-1-lite": "lite-lima", "neuro-1-standard": "standard-lima", "neuro-1-heavy": "heavy-lima"}
+print(",".join(runs[json.loads(l)["model"]] for l in open(sys.argv[1])))
+PY
+)
+"$PY" bench/neuro1/pytorch_gen.py --runs "$RUNS" --tokens "$N" --threads 2 | tee "$TMP/pt.jsonl"
+
+"$PY" - "$TMP/go.jsonl" "$TMP/pt.jsonl" <<'PY'
+import json, platform, subprocess, sys
+go = [json.loads(l) for l in open(sys.argv[1])]
+pt = [json.loads(l) for l in open(sys.argv[2])]
+cpu = "unknown CPU"
+try:
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+except OSError:
+    pass
+ncpu = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+machine = "%s, %s cores" % (cpu, ncpu)
+speed = {}
+for g, p in zip(go, pt):
+    speed[g["model"]] = {
+        "tokens_per_second": {k: round(v) for k, v in g["tokens_per_second"].items()},
+        "pytorch_tokens_per_second": {k: round(v) for k, v in p["tokens_per_second"].items()},
+        "state_bytes_per_sequence": g["state_bytes_per_sequence"],
+        "heap_bytes_at_context": g["heap_bytes_at_context"],
+        "load_seconds": round(g["load_seconds"], 3),
+        "machine": machine,
+    }
+    print(json.dumps({"model": g["model"],
+                      "ratio_batch1": round(g["tokens_per_second"]["batch1"] / p["tokens_per_second"]["batch1"], 2),
+                      "ratio_batch8": round(g["tokens_per_second"]["batch8"] / p["tokens_per_second"]["batch8"], 2)}))
+with open("models/speed.json", "w") as f:
+    json.dump(speed, f, indent=1, sort_keys=True)
+    f.write("\n")
+PY

@@ -1,0 +1,166 @@
+// Command neuro1 measures the built-in neuro-1 models in the Go runtime
+// and prints one JSON object per model:
+//
+//	go run ./bench/neuro1 [-tokens 256] [-models neuro-1-lite,...]
+//
+// For each model:
+//
+//   - load_seconds: import plus compile of the embedded .pt (models.Load);
+//   - tokens_per_second: greedy generation through the runtime (a cpu
+//     deployment with continuous batching) of -tokens tokens per
+//     sequence, for 1 and for 8 concurrent sequences, after a warm-up;
+//     the chat template's stop tokens are banned with logit_bias so
+//     that every sequence runs to -tokens, as the PyTorch side does;
+//   - state_bytes_per_sequence: the heap the simulator holds per batch
+//     slot (a 9-slot simulator minus a 1-slot one, divided by 8);
+//   - heap_bytes_at_context: live heap while one sequence is at 128, 512
+//     and 2048 tokens of context: constant but for the token ids the
+//     runtime keeps (8 bytes a token) for echo, logprobs and penalties.
+//
+// bench/neuro1/compare.sh runs this beside pytorch_gen.py and writes
+// models/speed.json, which the model cards read.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neuro-go/neuro/models"
+	"github.com/neuro-go/neuro/runtime"
+	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
+	"github.com/neuro-go/neuro/snn"
+)
+
+type result struct {
+	Model           string             `json:"model"`
+	LoadSeconds     float64            `json:"load_seconds"`
+	TokensPerSecond map[string]float64 `json:"tokens_per_second"`
+	StateBytes      int64              `json:"state_bytes_per_sequence"`
+	HeapAtContext   map[string]int64   `json:"heap_bytes_at_context"`
+	GOMAXPROCS      int                `json:"gomaxprocs"`
+}
+
+func main() {
+	n := flag.Int("tokens", 256, "tokens generated per sequence")
+	only := flag.String("models", strings.Join(models.Names(), ","), "comma-separated model ids")
+	flag.Parse()
+	for _, id := range strings.Split(*only, ",") {
+		r, err := measure(id, *n)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "neuro1:", err)
+			os.Exit(1)
+		}
+		b, _ := json.Marshal(r)
+		fmt.Println(string(b))
+	}
+}
+
+func measure(id string, n int) (*result, error) {
+	r := &result{Model: id, TokensPerSecond: map[string]float64{}, HeapAtContext: map[string]int64{}, GOMAXPROCS: goruntime.GOMAXPROCS(0)}
+	start := time.Now()
+	m, err := models.Load(id)
+	if err != nil {
+		return nil, err
+	}
+	r.LoadSeconds = time.Since(start).Seconds()
+	if r.StateBytes, err = stateBytes(m); err != nil {
+		return nil, err
+	}
+	rt := runtime.New(nil)
+	defer rt.Close()
+	if err := rt.RegisterModel(m); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: "bench", Model: id, MaxBatch: 8}); err != nil {
+		return nil, err
+	}
+	stops, err := m.Tokenizer.StopIDs()
+	if err != nil {
+		return nil, err
+	}
+	req := func(tokens int) *runtime.Request {
+		bias := map[int]float64{}
+		for _, t := range stops {
+			bias[t] = -100
+		}
+		return &runtime.Request{Model: id, Prompt: "Once upon a time", MaxTokens: tokens, Sampling: runtime.Sampling{LogitBias: bias}}
+	}
+	if _, err := rt.Generate(ctx, req(32), nil); err != nil { // warm-up
+		return nil, err
+	}
+	for _, batch := range []int{1, 8} {
+		var wg sync.WaitGroup
+		errs := make([]error, batch)
+		start := time.Now()
+		for i := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := rt.Generate(ctx, req(n), nil)
+				if err == nil && res.Usage.CompletionTokens != n {
+					err = fmt.Errorf("%s: %d tokens generated, want %d", id, res.Usage.CompletionTokens, n)
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
+		r.TokensPerSecond[fmt.Sprintf("batch%d", batch)] = float64(batch*n) / time.Since(start).Seconds()
+	}
+	// Live heap while one sequence holds its context, taken as the last
+	// token is delivered, for three lengths.
+	prompt := len(m.Tokenizer.Encode("Once upon a time"))
+	for _, total := range []int{128, 512, 2048} {
+		var heap int64
+		_, err := rt.Generate(ctx, req(total-prompt), func(ev runtime.Event) error {
+			if ev.FinishReason != "" {
+				heap = liveHeap()
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.HeapAtContext[fmt.Sprint(total)] = heap
+	}
+	return r, nil
+}
+
+// stateBytes is the heap a simulator of the model's graph holds per slot.
+func stateBytes(m *runtime.Model) (int64, error) {
+	at := func(batch int) (int64, *snn.Simulator, error) {
+		before := liveHeap()
+		s, err := snn.NewSimulator(m.Program.Graph, &snn.Options{Dt: m.Program.Dt, Batch: batch})
+		return liveHeap() - before, s, err
+	}
+	one, s1, err := at(1)
+	if err != nil {
+		return 0, err
+	}
+	nine, s9, err := at(9)
+	if err != nil {
+		return 0, err
+	}
+	goruntime.KeepAlive(s1)
+	goruntime.KeepAlive(s9)
+	return (nine - one) / 8, nil
+}
+
+func liveHeap() int64 {
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
