@@ -66,6 +66,9 @@ def parse():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--eval-only", action="store_true")
+    p.add_argument("--portable", action="store_true",
+                   help="turn runs/<run>/last.pt into model.pt + resume.json (small enough to commit) and exit; "
+                        "a later run on another machine resumes from them with fresh optimizer moments")
     return p.parse_args()
 
 
@@ -164,6 +167,16 @@ def main():
     rng = np.random.default_rng(args.seed)
     step, elapsed = 0, 0.0
     ck = os.path.join(rdir, "last.pt")
+    portable = os.path.join(rdir, "resume.json")
+    rewarm = 0  # the step from which the learning rate warms up again
+    if args.portable:
+        st = torch.load(ck, map_location="cpu")
+        torch.save(st["model"], os.path.join(rdir, "model.pt"))
+        with open(portable, "w") as f:
+            json.dump(dict(step=st["step"], elapsed=st["elapsed"], rng=st["rng"],
+                           torch_rng=st["torch_rng"].tolist()), f)
+        log(event="portable", step=st["step"], elapsed_s=st["elapsed"])
+        return
     if os.path.exists(ck):
         st = torch.load(ck, map_location=args.device)
         model.load_state_dict(st["model"])
@@ -171,7 +184,18 @@ def main():
         step, elapsed = st["step"], st["elapsed"]
         rng.bit_generator.state = st["rng"]
         torch.set_rng_state(st["torch_rng"])
+        rewarm = st.get("rewarm", 0)
         log(event="resume", step=step, elapsed_s=elapsed)
+    elif os.path.exists(portable) and not args.eval_only:
+        with open(portable) as f:
+            st = json.load(f)
+        model.load_state_dict(torch.load(os.path.join(rdir, "model.pt"), map_location=args.device))
+        step, elapsed, rewarm = st["step"], st["elapsed"], st["step"]
+        rng.bit_generator.state = st["rng"]
+        torch.set_rng_state(torch.tensor(st["torch_rng"], dtype=torch.uint8))
+        log(event="resume-portable", step=step, elapsed_s=elapsed, note="fresh AdamW moments; learning rate re-warms over 200 steps")
+    elif args.eval_only:
+        model.load_state_dict(torch.load(os.path.join(rdir, "model.pt"), map_location=args.device))
     else:
         log(event="start", args=vars(args), params=arch.n_params(model), counts=model.counts(), cfg=model.cfg, mix=dict(zip(names, probs.tolist())))
 
@@ -179,7 +203,7 @@ def main():
     warm = 200
 
     def save():
-        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), step=step, elapsed=elapsed,
+        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), step=step, elapsed=elapsed, rewarm=rewarm,
                         rng=rng.bit_generator.state, torch_rng=torch.get_rng_state()), ck + ".tmp")
         os.replace(ck + ".tmp", ck)
 
@@ -193,7 +217,7 @@ def main():
             prog = max(prog, step / args.steps)
         if prog >= 1:
             break
-        lr = args.lr * min(1.0, (step + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * prog)))
+        lr = args.lr * min(1.0, (step - rewarm + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * prog)))
         for g in opt.param_groups:
             g["lr"] = lr
         x, y = batch(train, names, probs, rng, args.batch, args.seq, args.device)
