@@ -20,6 +20,9 @@ type modelRecord struct {
 	Capabilities capabilities `json:"capabilities"`
 	Neuromorphic *neuroInfo   `json:"neuromorphic"`
 	Description  string       `json:"description,omitempty"`
+	// Card is the model card (architecture, training, quality, speed),
+	// for models that have one.
+	Card *runtime.Card `json:"card,omitempty"`
 }
 
 type capabilities struct {
@@ -92,6 +95,10 @@ func (s *Server) record(v *modelView) *modelRecord {
 	}
 	if v.compiled {
 		rec.OwnedBy = v.owner
+	}
+	if m.Card.Architecture != "" || m.Card.Training != "" {
+		card := m.Card
+		rec.Card = &card
 	}
 	lm := m.IsLanguageModel()
 	rec.Capabilities = capabilities{Chat: lm, Completions: lm, Streaming: lm, Logprobs: lm}
