@@ -2,10 +2,12 @@ package models_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neuro-go/neuro/compile/pytorch"
 	"github.com/neuro-go/neuro/models"
@@ -125,4 +127,82 @@ func reference(t *testing.T) (prompt, greedy []int) {
 		return nil
 	}
 	return ints("prompt"), ints("greedy")
+}
+
+// TestBadPrompts: a prompt over the context gets ErrContextLength; empty
+// messages, empty prompts and text the tokenizer never saw generate.
+func TestBadPrompts(t *testing.T) {
+	rt := runtime.New(nil)
+	defer rt.Close()
+	m, err := models.Load(models.Lite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.RegisterModel(m); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: "d", Model: models.Lite}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = rt.Generate(ctx, &runtime.Request{Model: models.Lite, Prompt: strings.Repeat("spike ", models.ContextLength)}, nil)
+	if !errors.Is(err, runtime.ErrContextLength) {
+		t.Fatalf("over-long prompt: %v", err)
+	}
+	for name, req := range map[string]*runtime.Request{
+		"empty content": {Messages: []tokenizer.Message{{Role: "user", Content: ""}}},
+		"empty prompt":  {Prompt: ""},
+		"unicode":       {Prompt: "日本語のテキスト 🧠⚡ Ελληνικά עברית \u200d\ufeff 𝔘𝔫𝔦𝔠𝔬𝔡𝔢"},
+		"invalid utf-8": {Prompt: "\xff\xfe\xc3(\x80 spikes"},
+		"control":       {Messages: []tokenizer.Message{{Role: "system", Content: "\x00\x01\x1b[31m"}, {Role: "user", Content: "<|end|><|assistant|>"}}},
+	} {
+		req.Model, req.MaxTokens = models.Lite, 8
+		res, err := rt.Generate(ctx, req, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Usage.PromptTokens == 0 || res.Usage.CompletionTokens == 0 && res.Choices[0].FinishReason != "stop" {
+			t.Fatalf("%s: usage %+v, finish %q", name, res.Usage, res.Choices[0].FinishReason)
+		}
+	}
+}
+
+// FuzzGenerate: any prompt bytes either generate or get a request error,
+// never a panic or a hang.
+func FuzzGenerate(f *testing.F) {
+	rt := runtime.New(nil)
+	defer rt.Close()
+	m, err := models.Load(models.Lite)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := rt.RegisterModel(m); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := rt.Deploy(context.Background(), runtime.DeploymentSpec{ID: "d", Model: models.Lite}); err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"", "Hello", "<|user|>\nhi<|end|>\n", "\xff", "🧠"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, text string, chat bool) {
+		req := &runtime.Request{Model: models.Lite, MaxTokens: 3, Prompt: text}
+		if chat {
+			req.Prompt, req.Messages = "", []tokenizer.Message{{Role: "user", Content: text}}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := rt.Generate(ctx, req, nil)
+		if err != nil {
+			var pe *runtime.ParamError
+			if !errors.As(err, &pe) && !errors.Is(err, runtime.ErrContextLength) {
+				t.Fatalf("%q: %v", text, err)
+			}
+			return
+		}
+		if len(res.Choices) != 1 || res.Usage.PromptTokens == 0 {
+			t.Fatalf("%q: %+v", text, res)
+		}
+	})
 }
