@@ -4,19 +4,23 @@
 
 Writes into models/train/runs/<run>/:
 
+  reference.pt  the equivalence fixture for the Go side: 512 held-out tokens,
+                the logits of the step-by-step forward pass after each token
+                (float64 model, stored as float32), and a prompt with its
+                200-token greedy continuation.
+
+and with --graph:
+
   graph.json    the node graph: every node with its snn kind and fields, each
                 field a constant or the key of a tensor in neuro.pt, and the
                 edges; Dt, Timesteps per token, the tokenizer and the task.
   neuro.pt      a state_dict of graph-ready float32 tensors named
                 <node>.<field>: weights in snn's (out, in) layout, time
                 constants in seconds (tau = -Dt / ln a).
-  reference.pt  the equivalence fixture for the Go side: 512 held-out tokens,
-                the logits of the step-by-step forward pass after each token
-                (float64 model, stored as float32), and a prompt with its
-                200-token greedy continuation.
 
-The Go importer (PHASE 2) builds the graph from graph.json + neuro.pt (or
-directly from model.pt with the same mapping) and must reproduce reference.pt.
+compile/pytorch imports a lima model.pt directly (compile/pytorch/lima.go, the
+same mapping as lima_graph below); equivalence_test.go checks that the imported
+graph reproduces reference.pt.
 """
 import argparse
 import json
@@ -107,6 +111,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--run", required=True)
     p.add_argument("--source", default="topical_chat", help="held-out source of the 512 reference tokens")
+    p.add_argument("--graph", action="store_true",
+                   help="also write graph.json and neuro.pt (compile/pytorch reads lima's model.pt itself; rlif needs these)")
     args = p.parse_args()
     torch.set_num_threads(2)
     rdir = os.path.join(HERE, "runs", args.run)
@@ -116,12 +122,13 @@ def main():
     m.load_state_dict(torch.load(os.path.join(rdir, "model.pt")))
     m.eval()
     nodes, edges, T = {"lima": lima_graph, "rlif": rlif_graph}[res["arch"]](m)
-    g = dict(name=f"neuro-1-{res['size']}", arch=res["arch"], task="causal-lm", dt=arch.DT, timesteps=1,
-             tokenizer="neuro-" + res["tokenizer"], input=dict(kind="one-hot", size=res["cfg"]["vocab"]),
-             output=dict(kind="logits", size=res["cfg"]["vocab"]), nodes=nodes, edges=edges)
-    with open(os.path.join(rdir, "graph.json"), "w") as f:
-        json.dump(g, f, indent=1)
-    torch.save(T, os.path.join(rdir, "neuro.pt"))
+    if args.graph:
+        g = dict(name=f"neuro-1-{res['size']}", arch=res["arch"], task="causal-lm", dt=arch.DT, timesteps=1,
+                 tokenizer="neuro-" + res["tokenizer"], input=dict(kind="one-hot", size=res["cfg"]["vocab"]),
+                 output=dict(kind="logits", size=res["cfg"]["vocab"]), nodes=nodes, edges=edges)
+        with open(os.path.join(rdir, "graph.json"), "w") as f:
+            json.dump(g, f, indent=1)
+        torch.save(T, os.path.join(rdir, "neuro.pt"))
 
     d = os.path.join(HERE, "data", res["tokenizer"])
     with open(os.path.join(d, "index.json")) as f:
