@@ -20,8 +20,6 @@ import (
 	"github.com/neuro-go/neuro/snn"
 )
 
-const run = "runs/lite-lima"
-
 // tensors reads every tensor of a .pt file as float32.
 func tensors(t *testing.T, path string) map[string]*snn.Tensor {
 	t.Helper()
@@ -55,7 +53,7 @@ func tensors(t *testing.T, path string) map[string]*snn.Tensor {
 
 // graph imports the run's model.pt through compile/pytorch, the path every
 // user's model takes.
-func graph(t *testing.T) (*snn.Graph, int) {
+func graph(t *testing.T, run string) (*snn.Graph, int) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(run, "model.pt"))
 	if err != nil {
@@ -81,10 +79,22 @@ func mustShapes(t *testing.T, g *snn.Graph) map[string]snn.Shape {
 	return s
 }
 
-// TestLiteMatchesPyTorch: the readout within 1e-3 of PyTorch's over 512
-// held-out tokens, and the same 200-token greedy continuation.
-func TestLiteMatchesPyTorch(t *testing.T) {
-	g, vocab := graph(t)
+// TestMatchesPyTorch: for every lima run with an equivalence fixture, the
+// readout within 1e-3 of PyTorch's over 512 held-out tokens, and the same
+// 200-token greedy continuation.
+func TestMatchesPyTorch(t *testing.T) {
+	refs, err := filepath.Glob("runs/*-lima/reference.pt")
+	if err != nil || len(refs) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, ref := range refs {
+		run := filepath.Dir(ref)
+		t.Run(filepath.Base(run), func(t *testing.T) { matchesPyTorch(t, run) })
+	}
+}
+
+func matchesPyTorch(t *testing.T, run string) {
+	g, vocab := graph(t, run)
 	sim, err := snn.NewSimulator(g, &snn.Options{Dt: 1e-3})
 	if err != nil {
 		t.Fatal(err)
