@@ -63,11 +63,23 @@ func TestConvertRefuses(t *testing.T) {
 	refr.Refractory = []float64{2e-3}
 	negTh := lif()
 	negTh.VThreshold = []float64{-1}
-	liFeeds := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc", &snn.Linear{Weight: w()}).
-		Add("li", &snn.LI{Tau: []float64{1e-2}, R: []float64{1}, VLeak: []float64{0}}).Add("fc2", &snn.Linear{Weight: w()}).
-		Add("lif", lif()).Add("out", &snn.Output{}).Connect("in", "fc", "li", "fc2", "lif", "out")
-	conv := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("sc", &snn.Scale{Scale: []float32{2}}).
-		Add("fc", &snn.Linear{Weight: w()}).Add("n", lif()).Add("out", &snn.Output{}).Connect("in", "sc", "fc", "n", "out")
+	// An LI's graded spikes back into itself: the payload scale is not
+	// known when the layer is converted.
+	liLoop := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc", &snn.Linear{Weight: w()}).
+		Add("li", &snn.LI{Tau: []float64{1e-2}, R: []float64{1}, VLeak: []float64{0}}).Add("rec", &snn.Linear{Weight: w()}).
+		Add("out", &snn.Output{}).Connect("in", "fc", "li", "out").Connect("li", "rec", "li")
+	delay := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("dl", &snn.Delay{Delay: []float64{2e-3}}).
+		Add("fc", &snn.Linear{Weight: w()}).Add("n", lif()).Add("out", &snn.Output{}).Connect("in", "dl", "fc", "n", "out")
+	// A Scale junction on a cycle is not folded (the cycle's step of delay
+	// could move), so it stays, and the chip has no Scale.
+	scaleLoop := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc", &snn.Linear{Weight: w()}).
+		Add("sc", &snn.Scale{Scale: []float32{1}, Shape: []int{2}}).Add("fc2", &snn.Linear{Weight: w()}).Add("n", lif()).
+		Add("rec", &snn.Linear{Weight: w()}).Add("out", &snn.Output{}).
+		Connect("in", "fc", "sc", "fc2", "n", "out").Connect("n", "rec", "sc")
+	// A Threshold must take its input through synapses, like any neuron.
+	bareTh := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc", &snn.Linear{Weight: w()}).
+		Add("th", &snn.Threshold{Threshold: []float64{0}}).Add("th2", &snn.Threshold{Threshold: []float64{0.5}}).
+		Add("out", &snn.Output{}).Connect("in", "fc", "th", "th2", "out")
 	for _, tc := range []struct {
 		name, node, want string
 		p                *compile.Program
@@ -75,8 +87,10 @@ func TestConvertRefuses(t *testing.T) {
 		{"v_reset", "n", "v_reset", prog(resetHalf)},
 		{"refractory", "n", "refractory", prog(refr)},
 		{"threshold", "n", "v_threshold", prog(negTh)},
-		{"graded layer into synapses", "fc2", "LI", &compile.Program{Graph: liFeeds}},
-		{"kind", "sc", "Scale", &compile.Program{Graph: conv}},
+		{"graded spikes in a cycle", "rec", "cycle", &compile.Program{Graph: liLoop}},
+		{"kind", "dl", "Delay", &compile.Program{Graph: delay}},
+		{"Scale on a cycle", "sc", "Scale", &compile.Program{Graph: scaleLoop}},
+		{"Threshold into Threshold", "th2", "Linear or Affine", &compile.Program{Graph: bareTh}},
 	} {
 		_, _, err := loihi.Convert(tc.p, nil)
 		var ue *compile.UnsupportedError

@@ -31,8 +31,10 @@ func init() {
 				o.Timesteps = n
 			case "headroom":
 				o.Headroom = float64(n)
+			case "payload_bits":
+				o.PayloadBits = n
 			default:
-				return nil, fmt.Errorf("loihi: unknown option %q (input_bits, input_frac_bits, timesteps, headroom)", k)
+				return nil, fmt.Errorf("loihi: unknown option %q (input_bits, input_frac_bits, timesteps, headroom, payload_bits)", k)
 			}
 		}
 		return New(&o)
@@ -79,7 +81,7 @@ func Target() compile.Target {
 		WeightBits:      8,
 		StateBits:       StateBits,
 		Kinds: []snn.Kind{snn.KindInput, snn.KindOutput, snn.KindLinear, snn.KindAffine,
-			snn.KindLIF, snn.KindCubaLIF, snn.KindIF, snn.KindLI, snn.KindCubaLI, snn.KindI},
+			snn.KindLIF, snn.KindCubaLIF, snn.KindIF, snn.KindLI, snn.KindCubaLI, snn.KindI, snn.KindThreshold},
 		Energy: compile.EnergyModel{
 			SynapticOpPJ: 23.6, NeuronUpdatePJ: 52, SpikePJ: 81 - 52,
 			Source: "Davies et al. 2018, IEEE Micro 38(1), Table 1: Loihi 1 figures (Loihi 2's are not published in this form)",
@@ -113,8 +115,11 @@ func (d *Device) Capabilities() hal.Capabilities {
 	return hal.Capabilities{Name: Name, Kind: hal.KindEmulator, Vendor: "Intel", Model: "Loihi 2 (Lava bit-accurate CUBA LIF)", Target: Target()}
 }
 
-// Load checks that p fits the chip, converts it to integers and returns an
-// instance with batch independent states.
+// Load folds p's linear regions (compile.FoldLinear), checks that the
+// result fits the chip, converts it to integers and returns an instance
+// with batch independent states. The readout neurons of an Output fed by
+// synapses count as a layer of their own, named "<output>/readout", in the
+// placement.
 func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -125,8 +130,12 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 	if p == nil || p.Graph == nil {
 		return nil, fmt.Errorf("loihi: program has no graph")
 	}
+	g, frep, err := compile.FoldLinear(p.Graph)
+	if err != nil {
+		return nil, fmt.Errorf("loihi: %w", err)
+	}
 	t := Target()
-	place, err := compile.Partition(p.Graph, &t)
+	place, err := compile.Partition(placementGraph(g), &t)
 	if err != nil {
 		return nil, fmt.Errorf("loihi: %w", err)
 	}
@@ -137,11 +146,37 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 	if total > MaxSynapsesOnChip {
 		return nil, fmt.Errorf("loihi: %w", &compile.FitError{Target: t.Name, Node: p.Name, Limit: "synapses per chip", Need: total, Have: MaxSynapsesOnChip})
 	}
-	net, rep, err := Convert(p, &d.opts)
+	net, rep, err := convert(p, g, frep, &d.opts)
 	if err != nil {
 		return nil, err
 	}
 	return newInstance(net, rep, place, batch), nil
+}
+
+// placementGraph is g with a stand-in compute node in front of every
+// Output that synapse nodes feed, so that Partition places and counts the
+// GradedVec readout neurons and their synapses.
+func placementGraph(g *snn.Graph) *snn.Graph {
+	shapes, err := g.Shapes()
+	if err != nil {
+		return g
+	}
+	pg := &snn.Graph{Nodes: make(map[string]snn.Node, len(g.Nodes)), Edges: make([]snn.Edge, 0, len(g.Edges))}
+	for name, n := range g.Nodes {
+		pg.Nodes[name] = n
+	}
+	for _, e := range g.Edges {
+		if k := g.Nodes[e.From].Kind(); g.Nodes[e.To].Kind() == snn.KindOutput && (k == snn.KindLinear || k == snn.KindAffine) {
+			r := e.To + "/readout"
+			if _, ok := pg.Nodes[r]; !ok {
+				pg.Nodes[r] = &snn.Threshold{Threshold: []float64{0}, Shape: shapes[e.To].In}
+				pg.Edges = append(pg.Edges, snn.Edge{From: r, To: e.To})
+			}
+			e.To = r
+		}
+		pg.Edges = append(pg.Edges, e)
+	}
+	return pg
 }
 
 // Instance runs a converted network with Lava's integer arithmetic.
@@ -172,12 +207,15 @@ type denseRun struct {
 }
 
 type layerRun struct {
-	n      int
-	u, v   []int32 // batch × n
-	ain    []int64 // n: summed input of the slot being stepped
-	bias   []int64
-	spk    []float32 // batch × n: 1 where the neuron spiked this step
-	active [][]int32 // per slot: the neurons that spiked at their last step
+	n    int
+	u, v []int32 // batch × n
+	ain  []int64 // n: summed input of the slot being stepped
+	bias []int64
+	spk  []float32 // batch × n: 1 where the neuron spiked this step
+	// active lists, per slot, the neurons that sent a spike at their last
+	// step: binary spikes, or graded ones with a non-zero payload.
+	active [][]int32
+	pay    []int32 // graded layers: batch × n payloads of the last step
 }
 
 func newInstance(net *Network, rep *ConversionReport, place *compile.Placement, batch int) *Instance {
@@ -203,6 +241,9 @@ func newInstance(net *Network, rep *ConversionReport, place *compile.Placement, 
 		r := layerRun{n: l.N, u: make([]int32, batch*l.N), v: make([]int32, batch*l.N), ain: make([]int64, l.N), bias: make([]int64, l.N), spk: make([]float32, batch*l.N), active: make([][]int32, batch)}
 		for i := range r.bias {
 			r.bias[i] = effectiveBias(l.BiasMant[i], l.BiasExp[i])
+		}
+		if l.Graded {
+			r.pay = make([]int32, batch*l.N)
 		}
 		for s := range r.active {
 			r.active[s] = make([]int32, 0, l.N)
@@ -307,7 +348,11 @@ func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 			v := r.v[s*l.N : (s+1)*l.N]
 			d := dst[s*l.N : (s+1)*l.N]
 			for i, x := range v {
-				d[i] = float32(float64(x) * l.Scale[i])
+				y := float64(x) * l.Scale[i]
+				if l.Offset != nil {
+					y += l.Offset[i]
+				}
+				d[i] = float32(y)
 			}
 		}
 	}
@@ -333,8 +378,18 @@ func (in *Instance) stepDense(k int, c *snn.Counters) {
 				}
 				c.SynapticOps += r.nnz[j]
 			}
+		} else if src := &in.layers[d.From]; src.pay != nil {
+			pay := src.pay[s*r.cols : (s+1)*r.cols]
+			for _, j := range src.active[s] {
+				col := r.wt[int(j)*rows : (int(j)+1)*rows]
+				x := int64(pay[j])
+				for i, w := range col {
+					acc[i] += int64(w) * x
+				}
+				c.SynapticOps += r.nnz[j]
+			}
 		} else {
-			for _, j := range in.layers[d.From].active[s] {
+			for _, j := range src.active[s] {
 				col := r.wt[int(j)*rows : (int(j)+1)*rows]
 				for i, w := range col {
 					acc[i] += int64(w)
@@ -371,25 +426,67 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 			spk[j] = 0
 		}
 		act := r.active[s][:0]
-		for i := range u {
-			nu, wrapped := wrapU(decay(int64(u[i]), int64(l.Du[i])+1) + ain[i]<<ActShift)
-			nv, clipped := clipV(decay(int64(v[i]), int64(l.Dv[i])) + nu + r.bias[i])
-			if wrapped || clipped {
-				in.saturations++
-			}
-			if l.Spiking && nv > int64(l.Vth[i])<<VthShift {
-				if l.Subtract {
-					nv -= int64(l.Vth[i]) << VthShift
-				} else {
-					nv = 0
+		switch l.Model {
+		case ModelGradedVec:
+			for i := range v {
+				nv, clipped := clipV(ain[i])
+				if clipped {
+					in.saturations++
 				}
-				act = append(act, int32(i))
-				spk[i] = 1
+				v[i] = int32(nv)
 			}
-			u[i], v[i] = int32(nu), int32(nv)
+		case ModelHeaviside:
+			for i := range u {
+				nu, wrapped := wrapU(ain[i] << ActShift)
+				nv, clipped := clipV(nu + r.bias[i])
+				if wrapped || clipped {
+					in.saturations++
+				}
+				if nv > int64(l.Vth[i])<<VthShift {
+					act = append(act, int32(i))
+					spk[i] = 1
+				}
+				u[i], v[i] = int32(nu), int32(nv)
+			}
+			c.Spikes += int64(len(act))
+		default:
+			sh := uint(ActShift)
+			if l.Graded {
+				sh = 0
+			}
+			for i := range u {
+				nu, wrapped := wrapU(decay(int64(u[i]), int64(l.Du[i])+1) + ain[i]<<sh)
+				nv, clipped := clipV(decay(int64(v[i]), int64(l.Dv[i])) + nu + r.bias[i])
+				if wrapped || clipped {
+					in.saturations++
+				}
+				if l.Spiking && nv > int64(l.Vth[i])<<VthShift {
+					if l.Subtract {
+						nv -= int64(l.Vth[i]) << VthShift
+					} else {
+						nv = 0
+					}
+					act = append(act, int32(i))
+					spk[i] = 1
+				}
+				u[i], v[i] = int32(nu), int32(nv)
+			}
+			c.Spikes += int64(len(act))
+		}
+		if l.Graded {
+			pay := r.pay[s*n : (s+1)*n]
+			for i, x := range v {
+				p, sat := Payload(int64(x), l.PayloadShift[i], l.PayloadBits)
+				if sat {
+					in.saturations++
+				}
+				pay[i] = int32(p)
+				if p != 0 {
+					act = append(act, int32(i))
+				}
+			}
 		}
 		r.active[s] = act
-		c.Spikes += int64(len(act))
 	}
 	c.NeuronUpdates += int64(n * in.batch)
 }
@@ -413,6 +510,9 @@ func (in *Instance) Reset(slot int) error {
 		clear(r.u[lo:hi])
 		copy(r.v[lo:hi], in.net.Layers[k].V0)
 		clear(r.spk[lo:hi])
+		if r.pay != nil {
+			clear(r.pay[lo:hi])
+		}
 		r.active[slot] = r.active[slot][:0]
 	}
 	for i, o := range in.net.Outputs {

@@ -32,11 +32,11 @@ func ExampleConvert() {
 
 // A program that needs a kind the chip does not run is refused by name.
 func ExampleDevice_Load() {
-	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("th", &snn.Threshold{Threshold: []float64{0.5}}).
-		Add("out", &snn.Output{}).Connect("in", "th", "out")
+	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("dl", &snn.Delay{Delay: []float64{2e-3}}).
+		Add("out", &snn.Output{}).Connect("in", "dl", "out")
 	dev, _ := hal.Open(loihi.Name, hal.Config{})
 	_, err := dev.Load(context.Background(), &compile.Program{Graph: g}, 1)
 	fmt.Println(err)
 	// Output:
-	// loihi: compile: unsupported: node "th": loihi2 does not run Threshold nodes
+	// loihi: compile: unsupported: node "dl": loihi2 does not run Delay nodes
 }

@@ -196,3 +196,21 @@ func NeuronStep(u, v, a int64, du, dv int32, vth int32, bias int64, spiking, sub
 	}
 	return nu, nv, spike
 }
+
+// Payload is the graded spike a graded layer sends for voltage v: v
+// rounded to units of 2^shift (half away from minus infinity: (v +
+// 2^(shift−1)) >> shift, an arithmetic shift), saturated to a signed
+// bits-bit payload, ±(2^(bits−1) − 1). It reports whether it saturated.
+func Payload(v int64, shift int32, bits int) (p int64, saturated bool) {
+	if shift > 0 {
+		v = (v + 1<<(shift-1)) >> shift
+	}
+	hi := int64(1)<<(bits-1) - 1
+	if v > hi {
+		return hi, true
+	}
+	if v < -hi {
+		return -hi, true
+	}
+	return v, false
+}

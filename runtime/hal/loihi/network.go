@@ -20,6 +20,12 @@ type Network struct {
 	Layers  []*Layer
 	Outputs []*OutputPort
 	Order   []Op
+	// Depth is the latency on the chip, in steps, of the latest Output:
+	// Lava's Dense delivers its sum one step after the spikes it sums, so
+	// a graph of k layers in series answers k steps after its input
+	// (pipelined: a new input may enter every step). The emulator computes
+	// the same values within the step, in plan order.
+	Depth int
 }
 
 // Op is one entry of the evaluation order: a Dense or a Layer by index.
@@ -53,16 +59,59 @@ type Dense struct {
 	FromInput bool
 	From      int
 	To        int // index of the Layer it feeds
+	// Delay is the synaptic delay, in steps, that a pipelined chip needs
+	// on this Dense so that every input of its Layer arrives in the same
+	// step (see Network.Depth). The emulator needs none and ignores it.
+	Delay int
 }
+
+// NeuronModel is the program a Layer's neurons run.
+type NeuronModel string
+
+const (
+	// ModelLIF is Lava's PyLifModelBitAcc (the zero value means it too);
+	// Layer.Subtract selects the subtractive-reset microcode variant.
+	ModelLIF NeuronModel = "lif"
+	// ModelHeaviside is a stateless threshold, a microcode program:
+	// u ← wrap24(a·2^6) (Lava's u with du = 4095), v ← clip24(u + bias),
+	// spike when v > vth·2^6. It is Lava's LIF with a v decay of exactly
+	// 0, which the 12-bit dv cannot express (its largest, 4095, keeps
+	// 1/4096 of v). Used for snn.Threshold.
+	ModelHeaviside NeuronModel = "heaviside"
+	// ModelGradedVec is Lava's GradedVec (lava.proc.graded, fixed point):
+	// v ← a, the summed synaptic input without the 2^6 shift, sent as a
+	// graded spike; clip24 here. It reads out synapse nodes that feed an
+	// Output directly (logits): the output is v·Scale + Offset.
+	ModelGradedVec NeuronModel = "graded-vec"
+)
 
 // Layer is a neuron node: per-neuron integer parameters (length N).
 type Layer struct {
 	Name     string
 	Kind     snn.Kind
+	Model    NeuronModel
 	N        int
 	Shape    []int
 	Spiking  bool
 	Subtract bool // the subtractive-reset microcode variant
+	// Graded layers (non-spiking neurons that feed synapses) send v as a
+	// graded spike each step, a microcode variant of the LIF's spike
+	// stage: payload = clamp((v + 2^(s−1)) >> s, ±(2^(PayloadBits−1) − 1))
+	// with s = PayloadShift[i] (no rounding term for s = 0), sent when
+	// non-zero; it is worth Scale[i]·2^s per unit.
+	//
+	// A graded layer's program also adds its synaptic input to u without
+	// Lava's 2^6 shift (u ← a, with du = 4095): u has no memory, so the
+	// shift's six fractional bits buy nothing, while v, which must hold
+	// the input summed over the leak's time constant (up to 4096 steps),
+	// gains six bits of range. The decay's truncation then costs up to a
+	// unit of a per time constant instead of 1/64 of one.
+	Graded       bool
+	PayloadBits  int
+	PayloadShift []int32
+	// Offset is added by the host to a GradedVec readout's v·Scale: the
+	// Affine biases of the readout's synapses (GradedVec has no bias).
+	Offset   []float64
 	Du, Dv   []int32
 	Vth      []int32 // threshold mantissa; the test is v > Vth·2^6
 	BiasMant []int32
@@ -98,14 +147,34 @@ type Options struct {
 	// Timesteps sizes the range of non-spiking readouts: the conversion
 	// keeps the worst case of that many steps of input (or of the leak's
 	// settling, if shorter) inside 24 bits. Default: the Program's
-	// Timesteps, else 64.
+	// Timesteps, else 64; for a "causal-lm" Program, whose state carries
+	// from token to token, the leak's settling. Graded layers (whose
+	// state is never read out at a fixed step) always use the settling.
 	Timesteps int
+	// PayloadBits is the width of the graded spikes that non-spiking
+	// neurons send into synapses (an LI feeding a Linear), 2 to 24:
+	// Loihi 2's graded spikes carry up to 24-bit payloads in Lava
+	// (GradedVec's s_out has precision 24). Default 12: with 8-bit
+	// weights and fan-ins of a few hundred, a 12-bit payload keeps the
+	// dendritic sum inside the weight exponent's range [−8, 7]; wider
+	// payloads need a coarser input unit and lose more than they gain
+	// (bench/RESULTS.md, "neuro-1-lite on Loihi").
+	PayloadBits int
 	// Headroom sizes the negative range of spiking neurons, in thresholds:
 	// v may go down to −Headroom·v_threshold before it saturates (the
 	// positive side always holds the threshold plus the worst case of one
 	// step of input). Saturations are counted. Default 16.
 	Headroom float64
+
+	// oneHot names the Inputs that the Program says carry one-hot
+	// vectors (Encoding.Kind "one-hot"): one input of 1 at a time.
+	oneHot map[string]bool
 }
+
+// settleSteps stands for "as long as it takes": the range of a state that
+// is never reset is its leak's settling, 1/(1 − decay) steps, or this
+// many for a neuron without leak.
+const settleSteps = 1 << 20
 
 func (o *Options) withDefaults(p *compile.Program) (Options, error) {
 	var c Options
@@ -118,14 +187,28 @@ func (o *Options) withDefaults(p *compile.Program) (Options, error) {
 	if c.InputFracBits == 0 {
 		c.InputFracBits = 6
 	}
+	if p != nil && p.Input.Kind == "one-hot" {
+		c.oneHot = map[string]bool{p.Input.Node: true}
+	}
 	if c.Timesteps == 0 && p != nil {
 		c.Timesteps = p.Timesteps
+		if p.Task == "causal-lm" {
+			// A language model's state lives from token to token: size
+			// readouts for the leak's settling, not for one token.
+			c.Timesteps = settleSteps
+		}
 	}
 	if c.Timesteps <= 0 {
 		c.Timesteps = 64
 	}
 	if c.Headroom == 0 {
 		c.Headroom = 16
+	}
+	if c.PayloadBits == 0 {
+		c.PayloadBits = 12
+	}
+	if c.PayloadBits < 2 || c.PayloadBits > 24 {
+		return c, fmt.Errorf("loihi: Options.PayloadBits %d out of [2, 24]", c.PayloadBits)
 	}
 	if !(c.Headroom > 0) || math.IsInf(c.Headroom, 0) {
 		return c, fmt.Errorf("loihi: Options.Headroom %v must be positive", c.Headroom)
@@ -142,10 +225,15 @@ func (o *Options) withDefaults(p *compile.Program) (Options, error) {
 // ConversionReport says what the conversion did to every node and how far
 // the integers are from the float parameters.
 type ConversionReport struct {
-	InputBits     int          `json:"input_bits"`
-	InputFracBits int          `json:"input_frac_bits"`
-	Timesteps     int          `json:"timesteps"`
-	Nodes         []NodeReport `json:"nodes"`
+	InputBits     int `json:"input_bits"`
+	InputFracBits int `json:"input_frac_bits"`
+	PayloadBits   int `json:"payload_bits"`
+	Timesteps     int `json:"timesteps"`
+	// Depth is Network.Depth: the chip's latency in steps.
+	Depth int `json:"depth"`
+	// Fold is what compile.FoldLinear did to the graph before conversion.
+	Fold  *compile.FoldReport `json:"fold,omitempty"`
+	Nodes []NodeReport        `json:"nodes"`
 }
 
 // NodeReport is the conversion of one Dense or Layer node.
@@ -193,20 +281,38 @@ type neuronParams struct {
 	am, as, c, bias, vth, vleak float64
 }
 
-// Convert maps a float Program onto the chip's integers. Supported graphs
-// are Input → (Linear | Affine) → neuron → (Linear | Affine) → neuron … →
-// Output, recurrent Linear edges included, with neurons LIF, CubaLIF, IF,
-// LI, CubaLI and I; anything else is refused with an error wrapping
+// Convert maps a float Program onto the chip's integers. It first folds
+// the graph's linear regions (compile.FoldLinear), so that residual
+// junctions (Scale nodes) and chains of Linear and Affine nodes become one
+// synapse node per source and target. Supported graphs are then Input →
+// (Linear | Affine) → layer → (Linear | Affine) → layer … → Output,
+// recurrent Linear edges included, with layers LIF, CubaLIF, IF, LI,
+// CubaLI, I and Threshold; a non-spiking layer that feeds synapses sends
+// graded spikes, and synapse nodes that feed an Output directly end in a
+// GradedVec readout. Anything else is refused with an error wrapping
 // compile.ErrUnsupported that names the node.
 func Convert(p *compile.Program, opts *Options) (*Network, *ConversionReport, error) {
 	if p == nil || p.Graph == nil {
 		return nil, nil, fmt.Errorf("loihi: program has no graph")
 	}
+	g, frep, err := compile.FoldLinear(p.Graph)
+	if err != nil {
+		return nil, nil, err
+	}
+	return convert(p, g, frep, opts)
+}
+
+// isLayer reports whether nodes of kind k become a neuron group.
+func isLayer(k snn.Kind) bool { return snn.IsNeuron(k) || k == snn.KindThreshold }
+
+func isSynapse(k snn.Kind) bool { return k == snn.KindLinear || k == snn.KindAffine }
+
+// convert converts the folded graph g of p.
+func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, opts *Options) (*Network, *ConversionReport, error) {
 	o, err := opts.withDefaults(p)
 	if err != nil {
 		return nil, nil, err
 	}
-	g := p.Graph
 	shapes, err := g.Shapes()
 	if err != nil {
 		return nil, nil, err
@@ -224,10 +330,10 @@ func Convert(p *compile.Program, opts *Options) (*Network, *ConversionReport, er
 	kind := func(name string) snn.Kind { return g.Nodes[name].Kind() }
 	for _, name := range g.Names() {
 		switch k := kind(name); k {
-		case snn.KindInput, snn.KindOutput, snn.KindLinear, snn.KindAffine,
+		case snn.KindInput, snn.KindOutput, snn.KindLinear, snn.KindAffine, snn.KindThreshold,
 			snn.KindLIF, snn.KindCubaLIF, snn.KindIF, snn.KindLI, snn.KindCubaLI, snn.KindI:
 		default:
-			return nil, nil, unsupported(name, "node kind %s is not supported (Input, Linear, Affine, LIF, CubaLIF, IF, LI, CubaLI, I, Output)", k)
+			return nil, nil, unsupported(name, "node kind %s is not supported (Input, Linear, Affine, LIF, CubaLIF, IF, LI, CubaLI, I, Threshold, Output; Scale junctions off cycles are folded away)", k)
 		}
 	}
 	// Structure.
@@ -236,61 +342,83 @@ func Convert(p *compile.Program, opts *Options) (*Network, *ConversionReport, er
 		switch {
 		case k == snn.KindInput:
 			for _, t := range out[name] {
-				if tk := kind(t); tk != snn.KindLinear && tk != snn.KindAffine {
-					return nil, nil, unsupported(name, "an Input may only feed Linear or Affine nodes, not %s %q", tk, t)
+				if !isSynapse(kind(t)) {
+					return nil, nil, unsupported(name, "an Input may only feed Linear or Affine nodes, not %s %q", kind(t), t)
 				}
 			}
-		case k == snn.KindLinear || k == snn.KindAffine:
+		case isSynapse(k):
 			if len(in[name]) != 1 {
 				return nil, nil, unsupported(name, "a synapse node needs exactly one source, has %d", len(in[name]))
 			}
 			src := in[name][0]
-			if sk := kind(src); sk != snn.KindInput && !(snn.IsNeuron(sk) && snn.IsSpiking(sk)) {
-				return nil, nil, unsupported(name, "source %q is %s: synapses carry graph inputs or spikes only", src, sk)
+			if sk := kind(src); sk != snn.KindInput && !isLayer(sk) {
+				return nil, nil, unsupported(name, "source %q is %s: synapses carry graph inputs, spikes or graded spikes of neurons", src, sk)
 			}
-			if len(out[name]) != 1 || !snn.IsNeuron(kind(out[name][0])) {
-				return nil, nil, unsupported(name, "a synapse node must feed exactly one neuron node (it feeds %v)", out[name])
+			if len(out[name]) != 1 || !isLayer(kind(out[name][0])) && kind(out[name][0]) != snn.KindOutput {
+				return nil, nil, unsupported(name, "a synapse node must feed exactly one neuron node or Output (it feeds %v)", out[name])
 			}
-		case snn.IsNeuron(k):
+		case isLayer(k):
 			if len(in[name]) == 0 {
 				return nil, nil, unsupported(name, "neuron node has no input")
 			}
 			for _, s := range in[name] {
-				if sk := kind(s); sk != snn.KindLinear && sk != snn.KindAffine {
-					return nil, nil, unsupported(name, "neurons take their input through Linear or Affine nodes, not from %s %q", sk, s)
-				}
-			}
-			if !snn.IsSpiking(k) {
-				for _, t := range out[name] {
-					if kind(t) != snn.KindOutput {
-						return nil, nil, unsupported(name, "a non-spiking %s layer may only feed Outputs (it feeds %q)", k, t)
-					}
+				if !isSynapse(kind(s)) {
+					return nil, nil, unsupported(name, "neurons take their input through Linear or Affine nodes, not from %s %q", kind(s), s)
 				}
 			}
 		case k == snn.KindOutput:
-			if len(in[name]) != 1 || !snn.IsNeuron(kind(in[name][0])) {
-				return nil, nil, unsupported(name, "an Output must read exactly one neuron node (it reads %v)", in[name])
+			if len(in[name]) == 0 {
+				return nil, nil, unsupported(name, "an Output must read a neuron node or synapse nodes (it reads nothing)")
+			}
+			layers := 0
+			for _, s := range in[name] {
+				switch sk := kind(s); {
+				case isLayer(sk):
+					layers++
+				case isSynapse(sk):
+				default:
+					return nil, nil, unsupported(name, "an Output reads a neuron node or synapse nodes, not %s %q", sk, s)
+				}
+			}
+			if layers > 0 && len(in[name]) != 1 {
+				return nil, nil, unsupported(name, "an Output must read exactly one neuron node, or only synapse nodes (it reads %v)", in[name])
 			}
 		}
 	}
 
 	net := &Network{Name: p.Name}
-	rep := &ConversionReport{InputBits: o.InputBits, InputFracBits: o.InputFracBits, Timesteps: o.Timesteps}
+	rep := &ConversionReport{InputBits: o.InputBits, InputFracBits: o.InputFracBits, Timesteps: o.Timesteps, PayloadBits: o.PayloadBits, Fold: frep}
 	inputIdx, layerIdx, denseIdx := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, name := range g.NamesOfKind(snn.KindInput) {
 		inputIdx[name] = len(net.Inputs)
 		sh := shapes[name].Out
 		net.Inputs = append(net.Inputs, &InputPort{Name: name, Shape: sh, Size: snn.Size(sh), Bits: o.InputBits, FracBits: o.InputFracBits})
 	}
+	// readout reports whether Output name is fed by synapse nodes: it then
+	// gets a GradedVec layer of its own name.
+	readout := func(name string) bool { return kind(name) == snn.KindOutput && isSynapse(kind(in[name][0])) }
 	order := planOrder(g)
 	for _, name := range order {
-		if snn.IsNeuron(kind(name)) {
+		switch k := kind(name); {
+		case isLayer(k):
+			l := &Layer{Name: name, Kind: k, Shape: shapes[name].Out, N: snn.Size(shapes[name].Out)}
+			if k == snn.KindThreshold {
+				l.Model = ModelHeaviside
+			}
+			for _, t := range out[name] {
+				if !snn.IsSpiking(k) && isSynapse(kind(t)) {
+					l.Graded, l.PayloadBits = true, o.PayloadBits
+				}
+			}
 			layerIdx[name] = len(net.Layers)
-			net.Layers = append(net.Layers, &Layer{Name: name, Kind: kind(name), Shape: shapes[name].Out, N: snn.Size(shapes[name].Out)})
+			net.Layers = append(net.Layers, l)
+		case readout(name):
+			layerIdx[name] = len(net.Layers)
+			net.Layers = append(net.Layers, &Layer{Name: name, Kind: k, Model: ModelGradedVec, Shape: shapes[name].Out, N: snn.Size(shapes[name].Out)})
 		}
 	}
 	for _, name := range order {
-		if k := kind(name); k == snn.KindLinear || k == snn.KindAffine {
+		if isSynapse(kind(name)) {
 			denseIdx[name] = len(net.Denses)
 			src := in[name][0]
 			d := &Dense{Name: name, To: layerIdx[out[name][0]]}
@@ -306,15 +434,21 @@ func Convert(p *compile.Program, opts *Options) (*Network, *ConversionReport, er
 	}
 	for _, name := range order {
 		switch k := kind(name); {
-		case k == snn.KindLinear || k == snn.KindAffine:
+		case isSynapse(k):
 			net.Order = append(net.Order, Op{Dense: true, Index: denseIdx[name]})
-		case snn.IsNeuron(k):
+		case isLayer(k) || readout(name):
 			net.Order = append(net.Order, Op{Index: layerIdx[name]})
 		}
 	}
 	for _, name := range g.NamesOfKind(snn.KindOutput) {
-		net.Outputs = append(net.Outputs, &OutputPort{Name: name, Shape: shapes[name].Out, Layer: layerIdx[in[name][0]]})
+		src := name
+		if !readout(name) {
+			src = in[name][0]
+		}
+		net.Outputs = append(net.Outputs, &OutputPort{Name: name, Shape: shapes[name].Out, Layer: layerIdx[src]})
 	}
+	net.pipeline()
+	rep.Depth = net.Depth
 
 	for _, l := range net.Layers {
 		reports, err := convertLayer(net, l, g, dt, o)
@@ -325,6 +459,49 @@ func Convert(p *compile.Program, opts *Options) (*Network, *ConversionReport, er
 	}
 	sort.Slice(rep.Nodes, func(i, j int) bool { return rep.Nodes[i].Node < rep.Nodes[j].Node })
 	return net, rep, nil
+}
+
+// pipeline sets the chip's schedule: Lava's Dense buffers its output one
+// step, so a layer fed through a chain of k Dense hops sees its input k
+// steps after the graph input. Each layer's stage is one more than the
+// latest of its sources (inputs are stage 0; an edge that closes a cycle
+// is left out, it is delayed a step on both schedules); each Dense gets
+// the synaptic delay that makes all of a layer's inputs arrive together,
+// and Depth is the latest Output's stage: the steps from a token entering
+// to its output leaving, on the chip.
+func (net *Network) pipeline() {
+	// Layers are numbered in plan order, so a Dense from a layer at or
+	// after its target closes a cycle.
+	back := func(d *Dense) bool { return !d.FromInput && d.From >= d.To }
+	stage := make([]int, len(net.Layers))
+	for li, l := range net.Layers {
+		s := 0
+		for _, di := range l.Sources {
+			switch d := net.Denses[di]; {
+			case d.FromInput:
+				s = max(s, 1)
+			case !back(d):
+				s = max(s, stage[d.From]+1)
+			}
+		}
+		stage[li] = s
+	}
+	for _, d := range net.Denses {
+		if back(d) {
+			continue
+		}
+		from := 0
+		if !d.FromInput {
+			from = stage[d.From]
+		}
+		if del := stage[d.To] - 1 - from; del > 0 {
+			d.Delay = del
+		}
+	}
+	net.Depth = 0
+	for _, op := range net.Outputs {
+		net.Depth = max(net.Depth, stage[op.Layer])
+	}
 }
 
 // params returns the float parameters of neuron i of a neuron node, and
@@ -356,6 +533,11 @@ func params(name string, node snn.Node, i int, dt float64) (neuronParams, error)
 		np.am = 1
 		r = at(x.R)
 		np.c = dt * r
+	case *snn.Threshold:
+		// The Heaviside program: v = x − threshold, no memory, spike
+		// when v > 0 (vth 0).
+		np.c, np.bias = 1, -at(x.Threshold)
+		return np, nil
 	case *snn.CubaLIF, *snn.CubaLI:
 		var ts, tm, win float64
 		if c, ok := x.(*snn.CubaLIF); ok {
@@ -406,6 +588,7 @@ type denseSrc struct {
 	bias   []float32 // Affine bias, nil for Linear
 	sx     float64   // float value of one input unit
 	xmax   float64   // largest float input magnitude
+	oneHot bool      // at most one input, of 1, is non-zero at a time
 	q      float64   // float weight per Lava integer unit
 	qBest  float64
 	maxAbs float64
@@ -424,8 +607,14 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 	case *snn.CubaLIF:
 		l.Subtract = x.Reset == snn.ResetSubtract
 	}
+	readout := l.Model == ModelGradedVec
+	stateless := readout || l.Model == ModelHeaviside
 	ps := make([]neuronParams, n)
 	for i := range ps {
+		if readout {
+			ps[i] = neuronParams{c: 1}
+			continue
+		}
 		p, err := params(l.Name, node, i, dt)
 		if err != nil {
 			return nil, err
@@ -433,6 +622,9 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 		ps[i] = p
 	}
 	nr := NodeReport{Node: l.Name, Kind: l.Kind}
+	if l.Model != "" {
+		nr.Notes = append(nr.Notes, "neuron program: "+string(l.Model))
+	}
 	// Integer decays. u: 4096 − (du + 1) = round(4096·as); v: 4096 − dv =
 	// round(4096·am). as = 0 (single-state neurons) gives du = 4095, a
 	// decay factor of exactly 0, so u is this step's input alone.
@@ -445,7 +637,12 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 			nr.Notes = appendOnce(nr.Notes, "a decay beyond the 12-bit range was clamped")
 		}
 		du, dv = min(max(du, 0), MaxDecay), min(max(dv, 0), MaxDecay)
-		l.Du[i], l.Dv[i] = int32(du), int32(dv)
+		if stateless {
+			// No state: u is this step's input (du = 4095), and v
+			// keeps nothing (the program, not dv, says so).
+			du, dv = MaxDecay, DecayScale
+		}
+		l.Du[i], l.Dv[i] = int32(du), int32(min(dv, MaxDecay))
 		asL[i] = float64(DecayScale-(du+1)) / DecayScale
 		amL[i] = float64(DecayScale-dv) / DecayScale
 		nr.DecayUError = math.Max(nr.DecayUError, math.Abs(asL[i]-p.as))
@@ -473,10 +670,34 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 			ip := net.Inputs[d.From]
 			s.sx = math.Ldexp(1, -ip.FracBits)
 			s.xmax = math.Ldexp(1, ip.Bits-1) * s.sx
+			s.oneHot = o.oneHot[ip.Name] || o.oneHot[""] && len(net.Inputs) == 1
+		} else if sl := net.Layers[d.From]; sl.Graded {
+			if sl.PayloadShift == nil {
+				return nil, unsupported(d.Name, "graded spikes of %q close a cycle: their scale is not known yet (not supported)", sl.Name)
+			}
+			// One payload unit of source neuron j is worth
+			// Scale[j]·2^shift[j]: fold that into the weight columns, so
+			// the Dense sees integer payloads of one unit each.
+			w := make([]float32, len(s.w))
+			for k, x := range s.w {
+				j := k % d.Cols
+				w[k] = float32(float64(x) * sl.Scale[j] * math.Ldexp(1, int(sl.PayloadShift[j])))
+			}
+			s.w = w
+			s.xmax = math.Ldexp(1, sl.PayloadBits-1) - 1
 		}
 		s.mode, s.qBest, s.maxAbs = bestStep(s.w)
 		srcs = append(srcs, s)
-		if s.bias != nil {
+		if s.bias != nil && readout {
+			// GradedVec has no bias: the host adds it to the readout.
+			if l.Offset == nil {
+				l.Offset = make([]float64, n)
+			}
+			for i := range l.Offset {
+				l.Offset[i] += float64(s.bias[i])
+			}
+			nr.Notes = appendOnce(nr.Notes, fmt.Sprintf("bias of %q added by the host to the readout (GradedVec has none)", d.Name))
+		} else if s.bias != nil {
 			for i := range biasF {
 				b := ps[i].c * float64(s.bias[i])
 				if ps[i].as > 0 {
@@ -492,16 +713,24 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 	}
 	// The state range each neuron needs, in float units of v.
 	T := float64(o.Timesteps)
+	if l.Graded {
+		T = settleSteps
+	}
 	umin := 0.0
+	bvs := make([]float64, n)
 	for i, p := range ps {
 		in := 0.0
 		for _, s := range srcs {
 			row := s.w[i*s.d.Cols : (i+1)*s.d.Cols]
 			sum := 0.0
 			for _, w := range row {
-				sum += math.Abs(float64(w))
+				if s.oneHot {
+					sum = math.Max(sum, math.Abs(float64(w)))
+				} else {
+					sum += math.Abs(float64(w)) * s.xmax
+				}
 			}
-			in += sum * s.xmax
+			in += sum
 		}
 		uF := p.c * in / (1 - asL[i])
 		steps := T
@@ -512,12 +741,18 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 		if l.Spiking {
 			bv = math.Max(o.Headroom*p.vth, p.vth+uF+math.Abs(biasF[i]))
 		}
+		bvs[i] = bv
+		if readout {
+			// v = a, one unit of v per dendritic unit U.
+			umin = math.Max(umin, in/(maxUV-1))
+			continue
+		}
 		dmin := math.Max(bv, uF) / (maxUV - 1)
 		if l.Spiking {
 			dmin = math.Max(dmin, p.vth/(float64(MaxVth)*(1<<VthShift)))
 		}
 		// δ_i = c_i·U/64: the float input unit U per dendritic unit.
-		umin = math.Max(umin, dmin*(1<<ActShift)/p.c)
+		umin = math.Max(umin, dmin*float64(l.actUnit())/p.c)
 	}
 	if umin == 0 {
 		umin = math.SmallestNonzeroFloat64
@@ -560,19 +795,33 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 	floorLoss := 0.0
 	for _, s := range srcs {
 		if k := -s.d.WeightExp; k > 0 {
-			floorLoss += (1 << ActShift) * (0.5 - math.Ldexp(0.5, -k))
+			floorLoss += float64(l.actUnit()) * (0.5 - math.Ldexp(0.5, -k))
 			nr.Notes = appendOnce(nr.Notes, fmt.Sprintf("%q has weight exponent %d: the mean loss of its floor is returned as bias", s.d.Name, s.d.WeightExp))
 		}
 	}
 	// Thresholds, biases, scales.
 	l.Vth, l.BiasMant, l.BiasExp, l.Scale, l.V0 = make([]int32, n), make([]int32, n), make([]int32, n), make([]float64, n), make([]int32, n)
 	for i, p := range ps {
-		delta := p.c * U / (1 << ActShift)
+		if readout {
+			l.Scale[i] = U
+			l.Vth[i] = MaxVth
+			if floorLoss > 0 {
+				if l.Offset == nil {
+					l.Offset = make([]float64, n)
+				}
+				l.Offset[i] += floorLoss / float64(l.actUnit()) * U
+			}
+			continue
+		}
+		delta := p.c * U / float64(l.actUnit())
 		l.Scale[i] = delta
 		biasF[i] += floorLoss / (1 - asL[i]) * delta
 		v0, _ := clipV(int64(math.Round(p.vleak / delta)))
 		l.V0[i] = int32(v0)
-		if l.Spiking {
+		if l.Model == ModelHeaviside {
+			// The threshold is in the bias (v = x − threshold > 0).
+			l.Vth[i] = 0
+		} else if l.Spiking {
 			m := math.Round(p.vth / (delta * (1 << VthShift)))
 			if m > MaxVth {
 				m = MaxVth
@@ -595,6 +844,22 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 		}
 		l.BiasMant[i], l.BiasExp[i] = int32(m), e
 		nr.BiasError = math.Max(nr.BiasError, math.Abs(math.Ldexp(m, int(e))*delta-biasF[i]))
+	}
+	if l.Graded {
+		// Each neuron's payload covers the worst case of its v.
+		pmax := math.Ldexp(1, l.PayloadBits-1) - 1
+		l.PayloadShift = make([]int32, n)
+		lo, hi := int32(StateBits), int32(0)
+		for i := range l.PayloadShift {
+			vb := math.Min(bvs[i]/l.Scale[i], maxUV-1)
+			sh := int32(0)
+			for math.Ceil(math.Ldexp(vb, -int(sh))) > pmax {
+				sh++
+			}
+			l.PayloadShift[i] = sh
+			lo, hi = min(lo, sh), max(hi, sh)
+		}
+		nr.Notes = append(nr.Notes, fmt.Sprintf("sends graded spikes of %d bits: v rounded to units of 2^s, s from %d to %d", l.PayloadBits, lo, hi))
 	}
 	nr.StateScale = l.Scale[0]
 	return append(reports, nr), nil
@@ -745,4 +1010,15 @@ func planOrder(g *snn.Graph) []string {
 		post[i], post[j] = post[j], post[i]
 	}
 	return post
+}
+
+// actUnit is the factor between a unit of the summed synaptic input and a
+// unit of u: Lava's 2^6, or 1 for a graded layer's program and a
+// GradedVec readout (the readout's floor loss is computed in units of a
+// with it).
+func (l *Layer) actUnit() int64 {
+	if l.Graded || l.Model == ModelGradedVec {
+		return 1
+	}
+	return 1 << ActShift
 }
