@@ -8,8 +8,12 @@
 // # Overview
 //
 // Convert maps a float compile.Program onto the chip's integers and says
-// how far each integer is from its float (ConversionReport); Device.Load
-// first checks the chip's limits (compile.Partition with Target: 128 cores,
+// how far each integer is from its float (ConversionReport). Both first
+// fold the graph's linear regions (compile.FoldLinear): residual
+// junctions (Scale nodes) and chains of Linear and Affine nodes become one
+// synapse node per (source, target) pair, so a lima language model
+// imported for the cpu loads here unchanged. Device.Load then checks the
+// chip's limits (compile.Partition with Target: 128 cores,
 // 8,192 neurons and 131,072 synapses a core, 120 million synapses a chip),
 // then converts, and the Instance steps the integer network for a batch of
 // independent states.
@@ -46,6 +50,22 @@
 //     report). v_reset must be 0 (Lava resets to 0), the threshold
 //     positive, and a refractory period is refused (PyLifModelBitAcc has
 //     none).
+//   - Threshold (a stateless Heaviside) runs as the microcode program
+//     ModelHeaviside: u ← wrap24(a·2^6), v ← clip24(u + bias), spike when
+//     v > 0; the threshold goes into the bias. It is Lava's LIF with a v
+//     decay of exactly 0, which the 12-bit dv cannot express.
+//   - A non-spiking neuron (LI, CubaLI, I) that feeds synapses sends its
+//     v as a graded spike every step, a microcode variant of the spike
+//     stage (Loihi 2's neurons send graded spikes; Lava's GradedVec uses
+//     24-bit payloads): payload = clamp((v + 2^(s−1)) >> s, ±(2^(B−1)−1))
+//     with B = Options.PayloadBits (default 12) and a per-neuron s that
+//     fits the worst case of v into B bits; one payload unit is worth
+//     Scale·2^s, folded into the weights it meets. Its program adds a to u
+//     without the 2^6 shift (u has no memory, v needs the range).
+//   - Synapse nodes that feed an Output directly (a language model's
+//     head) end in Lava's GradedVec (ModelGradedVec): v = a, read out as
+//     v·U plus the Affine biases, which the host adds (GradedVec has no
+//     bias).
 //   - Subtractive reset (snn.ResetSubtract, from ANN-to-SNN conversion) is
 //     not in Lava's LIF. Loihi 2's neurons are microcode programs (Orchard
 //     et al. 2021), so we run it as a microcode variant, "LIF with
@@ -72,6 +92,12 @@
 // 2^−(k+1)) units of v per step for a shift of k, as a constant bias, so
 // that the floor costs precision but not a drift; the report notes it.
 //
+// The worst case of an Input's contribution is Σ|w|·x_max, except for the
+// Program's one-hot Input (Encoding.Kind "one-hot"), where it is max|w|:
+// one token at a time. A causal-lm Program's non-spiking readouts, and
+// every graded layer, are sized for the leak's settling (the state lives
+// from token to token), not for Timesteps steps.
+//
 // Graph inputs are graded spikes: x is sent as round(x·2^InputFracBits),
 // saturated to InputBits (default 8 bits with 6 fractional: [−2, 2) in
 // steps of 1/64); Lava's graded networks use payloads of up to 24 bits.
@@ -93,7 +119,10 @@
 //     this step's spikes and an edge closing a cycle the previous step's.
 //     Lava's Dense buffers its output one step (a_buff), so on the chip a
 //     feed-forward network's outputs appear one step later per layer; the
-//     spike trains are the same, shifted.
+//     spike trains are the same, shifted, provided every layer's inputs
+//     arrive together: Convert gives each Dense the synaptic delay that
+//     aligns them (Dense.Delay) and reports the latency (Network.Depth:
+//     7 steps for neuro-1-lite, whose tokens can still enter one a step).
 //   - Load refuses, with an error wrapping compile.ErrUnsupported that
 //     names the node, any node kind, reset mode, refractory period or
 //     graph shape the chip cannot run, and any network over the limits;

@@ -319,3 +319,30 @@ func heldOutBits(t *testing.T, in hal.Instance, toks []float32) float64 {
 	}
 	return total
 }
+
+// Payload rounds half up by an arithmetic shift and saturates
+// symmetrically; hand-worked vectors.
+func TestPayload(t *testing.T) {
+	for _, tc := range []struct {
+		v     int64
+		shift int32
+		bits  int
+		want  int64
+		sat   bool
+	}{
+		{5, 0, 12, 5, false},
+		{5, 1, 12, 3, false},   // (5+1)>>1
+		{-5, 1, 12, -2, false}, // (-5+1)>>1 = -4>>1
+		{-6, 2, 12, -1, false}, // (-6+2)>>2 = -4>>2
+		{7, 2, 12, 2, false},   // (7+2)>>2 = 9>>2
+		{2047, 0, 12, 2047, false},
+		{2048, 0, 12, 2047, true},
+		{-2048, 0, 12, -2047, true},
+		{1 << 23, 12, 12, 2047, true},
+	} {
+		got, sat := loihi.Payload(tc.v, tc.shift, tc.bits)
+		if got != tc.want || sat != tc.sat {
+			t.Errorf("Payload(%d, %d, %d) = %d, %v; want %d, %v", tc.v, tc.shift, tc.bits, got, sat, tc.want, tc.sat)
+		}
+	}
+}
