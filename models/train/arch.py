@@ -304,9 +304,9 @@ CONFIGS = {
     # standard: about 1.8M parameters with the 1k tokenizer.
     ("lima", "standard"): dict(d=256, k=256, h=768, layers=3),
     ("gru", "standard"): dict(d=256, layers=4),
-    # heavy: about 6M parameters with the 1k tokenizer.
-    ("lima", "heavy"): dict(d=384, k=384, h=1536, layers=4),
-    ("gru", "heavy"): dict(d=488, layers=4),
+    # heavy: about 5.5M parameters with the 1k tokenizer.
+    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4),
+    ("gru", "heavy"): dict(d=456, layers=4),
 }
 
 
