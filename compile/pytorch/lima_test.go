@@ -16,7 +16,7 @@ import (
 // TestLimaMatchesPyTorch imports a small lima model and runs it token by
 // token: the logits must match PyTorch's float64 step-by-step forward.
 func TestLimaMatchesPyTorch(t *testing.T) {
-	b, err := os.ReadFile("testdata/lima_tiny.pt")
+	b, err := os.ReadFile("testdata/lima/tiny.pt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestLimaMatchesPyTorch(t *testing.T) {
 		Logits [][]float64 `json:"logits"`
 		Spikes int         `json:"spikes"`
 	}
-	j, err := os.ReadFile("testdata/lima_tiny.json")
+	j, err := os.ReadFile("testdata/lima/tiny.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""Writes lima_tiny.pt and lima_tiny.json: a small neuro lima language model
+"""Writes tiny.pt and tiny.json: a small neuro lima language model
 (models/train/arch.py) with random weights, and PyTorch's logits after each of
 24 tokens, computed step by step in float64 by arch.forward_steps.
 
 Run from the repository root with Debian's PyTorch 1.13:
 
-    /usr/bin/python3 compile/pytorch/testdata/gen_lima.py
+    /usr/bin/python3 compile/pytorch/testdata/lima/gen.py
 """
 import json
 import os
@@ -14,7 +14,7 @@ import sys
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "models", "train"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "models", "train"))
 import arch  # noqa: E402
 
 
@@ -25,7 +25,7 @@ def main():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)
         m.head_bias.normal_()
-    torch.save(m.state_dict(), os.path.join(HERE, "lima_tiny.pt"))
+    torch.save(m.state_dict(), os.path.join(HERE, "tiny.pt"))
     tokens = torch.randint(0, 16, (1, 24), generator=torch.Generator().manual_seed(8))
     m64 = m.double()
     logits = arch.forward_steps(m64, tokens)[0]
@@ -36,7 +36,7 @@ def main():
         for i, b in enumerate(m64.blocks):
             u, spk, st[i] = b.step(u, st[i])
             spikes.append(int(spk.sum()))
-    with open(os.path.join(HERE, "lima_tiny.json"), "w") as f:
+    with open(os.path.join(HERE, "tiny.json"), "w") as f:
         json.dump({"tokens": tokens[0].tolist(), "logits": logits.tolist(), "spikes": sum(spikes)}, f)
 
 
