@@ -7,7 +7,8 @@
 //
 //   - load_seconds: import plus compile of the embedded .pt (models.Load);
 //   - tokens_per_second: greedy generation through the runtime (a cpu
-//     deployment with continuous batching) of -tokens tokens per
+//     deployment with continuous batching, two replicas of four slots, so
+//     at most two cores as PyTorch's two threads) of -tokens tokens per
 //     sequence, for 1 and for 8 concurrent sequences, after a warm-up;
 //     the chat template's stop tokens are banned with logit_bias so
 //     that every sequence runs to -tokens, as the PyTorch side does;
@@ -79,7 +80,9 @@ func measure(id string, n int) (*result, error) {
 		return nil, err
 	}
 	ctx := context.Background()
-	if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: "bench", Model: id, MaxBatch: 8}); err != nil {
+	// Two replicas of four slots: batch 1 runs on one core, batch 8 on two,
+	// as PyTorch gets two threads.
+	if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: "bench", Model: id, MaxBatch: 4, Replicas: 2}); err != nil {
 		return nil, err
 	}
 	stops, err := m.Tokenizer.StopIDs()
