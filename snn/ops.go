@@ -135,6 +135,7 @@ type linearOp struct {
 	vals      []float32
 	fanout    []int32 // non-zero weights per input
 	bias      []float32
+	dense     []int // scratch: the slots whose input takes the dense path this step
 }
 
 func newLinearOp(w *Tensor, bias []float32, sparseDensity float64) *linearOp {
@@ -188,8 +189,16 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 		} else {
 			clear(y)
 		}
-		for _, src := range sn.srcs {
-			x := src.buf(sn)[slot*op.nin : (slot+1)*op.nin]
+	}
+	for _, src := range sn.srcs {
+		xs := src.buf(sn)
+		op.dense = op.dense[:0]
+		for slot := 0; slot < sn.batch; slot++ {
+			if s.idle(slot) {
+				continue
+			}
+			x := xs[slot*op.nin : (slot+1)*op.nin]
+			y := sn.out[slot*op.nout : (slot+1)*op.nout]
 			list, ok := s.eventList(src, sn, slot)
 			switch {
 			case ok && (op.wt == nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
@@ -198,7 +207,29 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 				c.SynapticOps += op.sparseDense(x, y)
 			default:
 				c.SynapticOps += op.fanoutOf(x)
-				blasImpl.Sgemv(blas.Trans, op.nin, op.nout, 1, op.wt, op.nout, x, 1, 1, y, 1)
+				op.dense = append(op.dense, slot)
+			}
+		}
+		switch len(op.dense) {
+		case 0:
+		case 1:
+			slot := op.dense[0]
+			blasImpl.Sgemv(blas.Trans, op.nin, op.nout, 1, op.wt, op.nout, xs[slot*op.nin:(slot+1)*op.nin], 1, 1, sn.out[slot*op.nout:(slot+1)*op.nout], 1)
+		default:
+			op.denseBatch(xs, sn.out)
+		}
+	}
+}
+
+// denseBatch adds W·x to y for every slot in op.dense: one weight row at a
+// time, applied to all those slots while it is in the L1 cache, instead of
+// one pass over the whole matrix per slot.
+func (op *linearOp) denseBatch(xs, ys []float32) {
+	for j := 0; j < op.nin; j++ {
+		row := op.wt[j*op.nout : (j+1)*op.nout]
+		for _, slot := range op.dense {
+			if xj := xs[slot*op.nin+j]; xj != 0 {
+				axpy(xj, row, ys[slot*op.nout:(slot+1)*op.nout])
 			}
 		}
 	}
