@@ -18,8 +18,10 @@
 // a cycle. Step advances a batch of independent states by dt and allocates
 // nothing. Synapse nodes whose input is sparse (spikes, or graded values
 // with few non-zeros) add only the weight columns of the active inputs;
-// dense graded inputs go through gonum's BLAS. Weights with few non-zeros
-// are stored as compressed columns.
+// dense graded inputs go through a register-blocked matrix-vector kernel,
+// and batch slots that share a dense input share each block of weights
+// while it is in the cache. Weights with few non-zeros are stored as
+// compressed columns.
 //
 // SnnTorchLeaky, SnnTorchSynaptic and NorseLIF map those frameworks'
 // discrete-time neurons onto nodes that reproduce their outputs; the tests

@@ -78,3 +78,29 @@ func nextAbove(u []float32, th float32, from int) int {
 	}
 	return len(u)
 }
+
+// gemvT adds Σ_j x[j]·w[j·ldw : j·ldw+len(y)] to y: the product of a
+// transposed (in × out, row stride ldw) weight matrix with a dense input.
+func gemvT(y, w, x []float32, ldw int) {
+	if len(x) == 0 || len(y) == 0 {
+		return
+	}
+	_ = w[(len(x)-1)*ldw+len(y)-1]
+	cols := 0
+	if useAVX2 && len(y) >= 8 {
+		cols = len(y) &^ 7
+		gemvTAVX2(&y[0], &w[0], &x[0], len(x), ldw, cols)
+	}
+	if cols == len(y) {
+		return
+	}
+	for j, xj := range x {
+		if xj == 0 {
+			continue
+		}
+		row := w[j*ldw+cols : j*ldw+len(y)]
+		for i, v := range row {
+			y[cols+i] += xj * v
+		}
+	}
+}

@@ -13,3 +13,6 @@ func scalAVX2(a float32, y *float32, n int)
 
 //go:noescape
 func nextAboveAVX2(u *float32, n int, th float32) int
+
+//go:noescape
+func gemvTAVX2(y, w, x *float32, nin, ldw, cols int)

@@ -161,3 +161,88 @@ nret:
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET
+
+// func gemvTAVX2(y, w, x *float32, nin, ldw, cols int)
+// y[c] += Σ_j x[j]·w[j·ldw + c] for c < cols, cols a multiple of 8.
+// Columns go in blocks of 64 held in eight accumulators while every row
+// streams past, so y is read and written once per block and the FMAs of
+// consecutive rows are independent.
+TEXT ·gemvTAVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ nin+24(FP), R8
+	MOVQ ldw+32(FP), R9
+	SHLQ $2, R9
+	MOVQ cols+40(FP), CX
+	XORQ AX, AX
+
+gblock64:
+	MOVQ CX, R10
+	SUBQ AX, R10
+	CMPQ R10, $64
+	JLT  gblock8
+	VMOVUPS (DI)(AX*4), Y0
+	VMOVUPS 32(DI)(AX*4), Y1
+	VMOVUPS 64(DI)(AX*4), Y2
+	VMOVUPS 96(DI)(AX*4), Y3
+	VMOVUPS 128(DI)(AX*4), Y4
+	VMOVUPS 160(DI)(AX*4), Y5
+	VMOVUPS 192(DI)(AX*4), Y6
+	VMOVUPS 224(DI)(AX*4), Y7
+	LEAQ    (SI)(AX*4), R11
+	XORQ    R12, R12
+
+grow64:
+	CMPQ         R12, R8
+	JGE          gstore64
+	VBROADCASTSS (DX)(R12*4), Y8
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  32(R11), Y8, Y1
+	VFMADD231PS  64(R11), Y8, Y2
+	VFMADD231PS  96(R11), Y8, Y3
+	VFMADD231PS  128(R11), Y8, Y4
+	VFMADD231PS  160(R11), Y8, Y5
+	VFMADD231PS  192(R11), Y8, Y6
+	VFMADD231PS  224(R11), Y8, Y7
+	ADDQ         R9, R11
+	INCQ         R12
+	JMP          grow64
+
+gstore64:
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	VMOVUPS Y4, 128(DI)(AX*4)
+	VMOVUPS Y5, 160(DI)(AX*4)
+	VMOVUPS Y6, 192(DI)(AX*4)
+	VMOVUPS Y7, 224(DI)(AX*4)
+	ADDQ    $64, AX
+	JMP     gblock64
+
+gblock8:
+	CMPQ    R10, $8
+	JLT     gdone
+	VMOVUPS (DI)(AX*4), Y0
+	LEAQ    (SI)(AX*4), R11
+	XORQ    R12, R12
+
+grow8:
+	CMPQ         R12, R8
+	JGE          gstore8
+	VBROADCASTSS (DX)(R12*4), Y8
+	VFMADD231PS  (R11), Y8, Y0
+	ADDQ         R9, R11
+	INCQ         R12
+	JMP          grow8
+
+gstore8:
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	SUBQ    $8, R10
+	JMP     gblock8
+
+gdone:
+	VZEROUPPER
+	RET

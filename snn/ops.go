@@ -3,12 +3,7 @@ package snn
 import (
 	"fmt"
 	"math"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 )
-
-var blasImpl gonum.Implementation
 
 func (s *Simulator) compileNode(node Node, sn *simNode, sh Shape) (operator, error) {
 	switch x := node.(type) {
@@ -125,7 +120,7 @@ func (op *thresholdOp) reset(*simNode, int) {}
 // linearOp is y = W·x (+ b). The weight is kept transposed (in × out), so
 // that the column of one input is contiguous: an active input adds its
 // column to the output (the event-driven path), and a dense input is a
-// transposed matrix-vector product through BLAS. Sparse weights are kept as
+// transposed matrix-vector product (gemvT). Sparse weights are kept as
 // compressed columns instead.
 type linearOp struct {
 	nin, nout int
@@ -214,23 +209,22 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 		case 0:
 		case 1:
 			slot := op.dense[0]
-			blasImpl.Sgemv(blas.Trans, op.nin, op.nout, 1, op.wt, op.nout, xs[slot*op.nin:(slot+1)*op.nin], 1, 1, sn.out[slot*op.nout:(slot+1)*op.nout], 1)
+			gemvT(sn.out[slot*op.nout:(slot+1)*op.nout], op.wt, xs[slot*op.nin:(slot+1)*op.nin], op.nout)
 		default:
 			op.denseBatch(xs, sn.out)
 		}
 	}
 }
 
-// denseBatch adds W·x to y for every slot in op.dense: one weight row at a
-// time, applied to all those slots while it is in the L1 cache, instead of
-// one pass over the whole matrix per slot.
+// denseBatch adds W·x to y for every slot in op.dense, 64 output columns
+// at a time: the slots share each block of the weights while it is in the
+// cache, instead of each slot streaming the whole matrix.
 func (op *linearOp) denseBatch(xs, ys []float32) {
-	for j := 0; j < op.nin; j++ {
-		row := op.wt[j*op.nout : (j+1)*op.nout]
+	const block = 64
+	for c0 := 0; c0 < op.nout; c0 += block {
+		c1 := min(c0+block, op.nout)
 		for _, slot := range op.dense {
-			if xj := xs[slot*op.nin+j]; xj != 0 {
-				axpy(xj, row, ys[slot*op.nout:(slot+1)*op.nout])
-			}
+			gemvT(ys[slot*op.nout+c0:slot*op.nout+c1], op.wt[c0:], xs[slot*op.nin:(slot+1)*op.nin], op.nout)
 		}
 	}
 }

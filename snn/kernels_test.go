@@ -1,0 +1,79 @@
+package snn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// TestGemvT checks the transposed product against a plain loop for every
+// shape that exercises the 64-column blocks, the 8-column blocks and the
+// scalar tail, with a row stride wider than the output.
+func TestGemvT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, nin := range []int{1, 3, 17, 64} {
+		for _, nout := range []int{1, 7, 8, 9, 63, 64, 65, 72, 130, 300} {
+			for _, pad := range []int{0, 5} {
+				ldw := nout + pad
+				w := make([]float32, nin*ldw)
+				x := make([]float32, nin)
+				y := make([]float32, nout)
+				for i := range w {
+					w[i] = float32(rng.NormFloat64())
+				}
+				for i := range x {
+					if i%5 != 2 { // some zero inputs
+						x[i] = float32(rng.NormFloat64())
+					}
+				}
+				for i := range y {
+					y[i] = float32(rng.NormFloat64())
+				}
+				want := make([]float64, nout)
+				for c := range want {
+					want[c] = float64(y[c])
+					for j := range x {
+						want[c] += float64(x[j]) * float64(w[j*ldw+c])
+					}
+				}
+				gemvT(y, w, x, ldw)
+				for c := range y {
+					if d := math.Abs(float64(y[c]) - want[c]); d > 1e-4*(1+math.Abs(want[c])) {
+						t.Fatalf("nin %d nout %d ldw %d: y[%d] = %v, want %v", nin, nout, ldw, c, y[c], want[c])
+					}
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkGemvT(b *testing.B) {
+	for _, sh := range [][2]int{{256, 768}, {384, 1280}, {768, 256}} {
+		nin, nout := sh[0], sh[1]
+		w := make([]float32, nin*nout)
+		x := make([]float32, nin)
+		y := make([]float32, nout)
+		for i := range w {
+			w[i] = float32(i%7) * 0.1
+		}
+		for i := range x {
+			x[i] = 0.5
+		}
+		b.Run(fmt.Sprintf("%dx%d/kernel", nin, nout), func(b *testing.B) {
+			b.SetBytes(int64(4 * nin * nout))
+			for b.Loop() {
+				gemvT(y, w, x, nout)
+			}
+		})
+		b.Run(fmt.Sprintf("%dx%d/gonum", nin, nout), func(b *testing.B) {
+			b.SetBytes(int64(4 * nin * nout))
+			for b.Loop() {
+				gonum.Implementation{}.Sgemv(blas.Trans, nin, nout, 1, w, nout, x, 1, 1, y, 1)
+			}
+		})
+	}
+}
