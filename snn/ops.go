@@ -205,26 +205,46 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 				op.dense = append(op.dense, slot)
 			}
 		}
-		switch len(op.dense) {
-		case 0:
-		case 1:
-			slot := op.dense[0]
-			gemvT(sn.out[slot*op.nout:(slot+1)*op.nout], op.wt, xs[slot*op.nin:(slot+1)*op.nin], op.nout)
-		default:
-			op.denseBatch(xs, sn.out)
+		if len(op.dense) > 0 {
+			op.denseProduct(s.pool, xs, sn.out)
 		}
 	}
 }
 
-// denseBatch adds W·x to y for every slot in op.dense, 64 output columns
-// at a time: the slots share each block of the weights while it is in the
-// cache, instead of each slot streaming the whole matrix.
-func (op *linearOp) denseBatch(xs, ys []float32) {
-	const block = 64
-	for c0 := 0; c0 < op.nout; c0 += block {
-		c1 := min(c0+block, op.nout)
+// denseProduct adds W·x to y for the slots in op.dense, sharing the output
+// columns among the pool's workers when the product is large enough.
+func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
+	parts := 1
+	if p != nil && op.nin*op.nout*len(op.dense) >= parallelMin {
+		parts = min(p.n+1, (op.nout+63)/64)
+	}
+	if parts == 1 {
+		op.denseRange(xs, ys, 0, op.nout)
+		return
+	}
+	per := ((op.nout+parts-1)/parts + 63) &^ 63 // whole 64-column blocks
+	parts = (op.nout + per - 1) / per
+	p.wg.Add(parts - 1)
+	for i := 1; i < parts; i++ {
+		p.tasks <- denseTask{op, xs, ys, i * per, min((i+1)*per, op.nout)}
+	}
+	op.denseRange(xs, ys, 0, min(per, op.nout))
+	p.wg.Wait()
+}
+
+// denseRange adds columns [c0, c1) of W·x to y for every slot in
+// op.dense. With one slot it is one gemvT; with several, 64 output columns
+// at a time, so the slots share each block of the weights while it is in
+// the cache instead of each slot streaming the whole matrix.
+func (op *linearOp) denseRange(xs, ys []float32, c0, c1 int) {
+	block := 64
+	if len(op.dense) == 1 {
+		block = c1 - c0
+	}
+	for b0 := c0; b0 < c1; b0 += block {
+		b1 := min(b0+block, c1)
 		for _, slot := range op.dense {
-			gemvT(ys[slot*op.nout+c0:slot*op.nout+c1], op.wt[c0:], xs[slot*op.nin:(slot+1)*op.nin], op.nout)
+			gemvT(ys[slot*op.nout+b0:slot*op.nout+b1], op.wt[b0:], xs[slot*op.nin:(slot+1)*op.nin], op.nout)
 		}
 	}
 }

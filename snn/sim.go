@@ -24,6 +24,10 @@ type Options struct {
 	// graph's own weights (buffers, states, delay lines, convolution
 	// tables); NewSimulator checks it before allocating. Default 4 GiB.
 	MaxStateBytes int64
+	// Workers is how many goroutines one Step may use: dense synapse
+	// products of at least 65,536 multiply-adds are split by output columns
+	// among them. Default 1 (Step runs on the caller's goroutine alone).
+	Workers int
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -51,6 +55,12 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if c.MaxStateBytes == 0 {
 		c.MaxStateBytes = 4 << 30
+	}
+	if c.Workers == 0 {
+		c.Workers = 1
+	}
+	if c.Workers < 0 || c.Workers > 256 {
+		return c, fmt.Errorf("snn: Options.Workers is %d, must be between 1 and 256", c.Workers)
 	}
 	return c, nil
 }
@@ -88,6 +98,7 @@ type Simulator struct {
 	step              int64
 	total             Counters
 	last              Counters
+	pool              *pool // nil unless Options.Workers > 1
 }
 
 // Port is an Input or Output node of a running simulator.
@@ -190,6 +201,7 @@ func NewSimulator(g *Graph, opts *Options) (*Simulator, error) {
 	for slot := 0; slot < s.batch; slot++ {
 		s.resetSlot(slot)
 	}
+	s.startPool()
 	return s, nil
 }
 

@@ -2,11 +2,17 @@
 // default device. Import it for its side effect:
 //
 //	import _ "github.com/neuro-go/neuro/runtime/hal/cpu"
+//
+// Config option "workers" sets how many goroutines each instance's step may
+// use for large dense synapse products (snn.Options.Workers); the default
+// is GOMAXPROCS.
 package cpu
 
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strconv"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
@@ -17,14 +23,27 @@ import (
 const Name = "cpu"
 
 func init() {
-	hal.Register(Name, func(hal.Config) (hal.Device, error) { return New(), nil })
+	hal.Register(Name, func(cfg hal.Config) (hal.Device, error) {
+		d := New()
+		if v, ok := cfg.Options["workers"]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 256 {
+				return nil, fmt.Errorf("hal: cpu: option workers %q: want a whole number from 1 to 256", v)
+			}
+			d.Workers = n
+		}
+		return d, nil
+	})
 }
 
 // Device is the CPU simulator.
-type Device struct{}
+type Device struct {
+	// Workers is how many goroutines one step of an instance may use.
+	Workers int
+}
 
-// New returns the CPU device.
-func New() *Device { return &Device{} }
+// New returns the CPU device with GOMAXPROCS workers.
+func New() *Device { return &Device{Workers: runtime.GOMAXPROCS(0)} }
 
 // Capabilities reports the simulator's model: no resource limits.
 func (*Device) Capabilities() hal.Capabilities {
@@ -46,7 +65,7 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 	if dt == 0 {
 		dt = 1e-3
 	}
-	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: dt, Batch: batch})
+	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: dt, Batch: batch, Workers: max(1, d.Workers)})
 	if err != nil {
 		return nil, fmt.Errorf("hal: cpu: %w", err)
 	}
@@ -93,5 +112,6 @@ func (in *Instance) Close() error {
 		return hal.ErrClosed
 	}
 	in.closed = true
+	in.sim.Close()
 	return nil
 }
