@@ -47,12 +47,12 @@ func TestLoadDescribesEachModel(t *testing.T) {
 	}
 }
 
-// TestLiteGeneratesPyTorchsContinuation runs the whole serving path: the
-// chat message through the template and tokenizer, the runtime's
-// deployment on the cpu device, greedy sampling; the tokens must be
-// PyTorch's greedy continuation of the same prompt (reference.pt).
-func TestLiteGeneratesPyTorchsContinuation(t *testing.T) {
-	prompt, want := reference(t)
+// TestGeneratesPyTorchsContinuation runs the whole serving path for each
+// model: the chat message through the template and tokenizer, the
+// runtime's deployment on the cpu device, greedy sampling; the tokens must
+// be PyTorch's greedy continuation of the same prompt (the run's
+// reference.pt).
+func TestGeneratesPyTorchsContinuation(t *testing.T) {
 	rt := runtime.New(nil)
 	defer rt.Close()
 	if err := models.Register(rt); err != nil {
@@ -62,40 +62,46 @@ func TestLiteGeneratesPyTorchsContinuation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(ds, func(d *runtime.Deployment) bool { return d.ID == models.Lite+"-cpu" }) {
-		t.Fatalf("no %s-cpu deployment", models.Lite)
+	runs := map[string]string{models.Lite: "lite-lima", models.Standard: "standard-lima", models.Heavy: "heavy-lima"}
+	for _, id := range models.Names() {
+		t.Run(id, func(t *testing.T) {
+			if !slices.ContainsFunc(ds, func(d *runtime.Deployment) bool { return d.ID == id+"-cpu" }) {
+				t.Fatalf("no %s-cpu deployment", id)
+			}
+			prompt, want := reference(t, runs[id])
+			m, _ := rt.Model(id)
+			// The reference prompt is one user turn rendered by the chat template.
+			text := m.Tokenizer.Decode(prompt)
+			user, ok := strings.CutPrefix(text, "<|user|>\n")
+			user, ok2 := strings.CutSuffix(user, "<|end|>\n<|assistant|>\n")
+			if !ok || !ok2 {
+				t.Fatalf("reference prompt is not one user turn: %q", text)
+			}
+			res, err := rt.Generate(context.Background(), &runtime.Request{
+				Model:     id,
+				Messages:  []tokenizer.Message{{Role: "user", Content: user}},
+				MaxTokens: len(want),
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(res.PromptTokens, prompt) {
+				t.Fatalf("prompt encodes to %v, reference %v", res.PromptTokens, prompt)
+			}
+			got := res.Choices[0].Tokens
+			if len(got) == 0 || !slices.Equal(got, want[:len(got)]) {
+				t.Fatalf("generated %v\nPyTorch   %v", got, want[:min(len(want), len(got)+5)])
+			}
+			t.Logf("%d tokens as PyTorch (finish %s): %q", len(got), res.Choices[0].FinishReason, res.Choices[0].Text)
+		})
 	}
-	m, _ := rt.Model(models.Lite)
-	// The reference prompt is one user turn rendered by the chat template.
-	text := m.Tokenizer.Decode(prompt)
-	user, ok := strings.CutPrefix(text, "<|user|>\n")
-	user, ok2 := strings.CutSuffix(user, "<|end|>\n<|assistant|>\n")
-	if !ok || !ok2 {
-		t.Fatalf("reference prompt is not one user turn: %q", text)
-	}
-	res, err := rt.Generate(context.Background(), &runtime.Request{
-		Model:     models.Lite,
-		Messages:  []tokenizer.Message{{Role: "user", Content: user}},
-		MaxTokens: len(want),
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(res.PromptTokens, prompt) {
-		t.Fatalf("prompt encodes to %v, reference %v", res.PromptTokens, prompt)
-	}
-	got := res.Choices[0].Tokens
-	if len(got) == 0 || !slices.Equal(got, want[:len(got)]) {
-		t.Fatalf("generated %v\nPyTorch   %v", got, want[:min(len(want), len(got)+5)])
-	}
-	t.Logf("%d tokens as PyTorch (finish %s): %q", len(got), res.Choices[0].FinishReason, res.Choices[0].Text)
 }
 
 // reference reads the chat prompt and PyTorch's greedy continuation from
-// the lite run's equivalence fixture.
-func reference(t *testing.T) (prompt, greedy []int) {
+// a run's equivalence fixture.
+func reference(t *testing.T, run string) (prompt, greedy []int) {
 	t.Helper()
-	f, err := os.Open("train/runs/lite-lima/reference.pt")
+	f, err := os.Open("train/runs/" + run + "/reference.pt")
 	if err != nil {
 		t.Fatal(err)
 	}
