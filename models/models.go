@@ -53,7 +53,7 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima/model.pt train/runs/*/results.json speed.json
+//go:embed train/runs/lite-lima/model.pt train/runs/standard-lima/model.pt train/runs/*/results.json speed.json
 var files embed.FS
 
 // builtin is one embedded model: its training run and what the run does
@@ -65,6 +65,7 @@ type builtin struct {
 
 var builtins = []builtin{
 	{id: Lite, run: "lite-lima", baseline: "lite-gru", tokenizer: "neuro-bpe-1k", size: "lite"},
+	{id: Standard, run: "standard-lima", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 }
 
 // Names lists the embedded models, smallest first.
@@ -92,7 +93,7 @@ func Load(id string) (*runtime.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
-	p, _, err := compile.Compile(g, &compile.Options{Name: id, Task: "causal-lm", Dt: dt, Timesteps: 1})
+	p, _, err := compile.Compile(g, &compile.Options{Name: b.id, Task: "causal-lm", Dt: dt, Timesteps: 1})
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
@@ -109,7 +110,7 @@ func Load(id string) (*runtime.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
-	return &runtime.Model{ID: id, Aliases: b.aliases, Program: p, Tokenizer: tok, Card: card, OwnedBy: "neuro"}, nil
+	return &runtime.Model{ID: b.id, Aliases: b.aliases, Program: p, Tokenizer: tok, Card: card, OwnedBy: "neuro"}, nil
 }
 
 // dt is the time step the models were trained for: one step per token.

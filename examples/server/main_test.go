@@ -99,6 +99,36 @@ func TestServesBuiltinModels(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 	t.Logf("neuro-1-lite: %q", r.Choices[0].Message.Content)
+
+	// neuro-1 is neuro-1-standard; the model record carries the card.
+	req, _ = http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"neuro-1","messages":[{"role":"user","content":"Hi"}],"max_tokens":5}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	body, _ = io.ReadAll(resp2.Body)
+	if err := json.Unmarshal(body, &r); err != nil || resp2.StatusCode != 200 || r.Model != "neuro-1-standard" {
+		t.Fatalf("neuro-1: %d %s", resp2.StatusCode, body)
+	}
+	req, _ = http.NewRequest("GET", srv.URL+"/v1/models/neuro-1-lite", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp3, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp3.Body.Close()
+	var rec struct {
+		Card struct {
+			Architecture string            `json:"architecture"`
+			Quality      map[string]string `json:"quality"`
+		} `json:"card"`
+	}
+	body, _ = io.ReadAll(resp3.Body)
+	if err := json.Unmarshal(body, &rec); err != nil || !strings.Contains(rec.Card.Architecture, "lima") || rec.Card.Quality["heldout_bits_per_byte"] == "" {
+		t.Fatalf("model record without its card: %s", body)
+	}
 }
 
 func TestUnknownDevice(t *testing.T) {
