@@ -3,7 +3,6 @@ package models_test
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -101,36 +100,19 @@ func TestGeneratesPyTorchsContinuation(t *testing.T) {
 // a run's equivalence fixture.
 func reference(t *testing.T, run string) (prompt, greedy []int) {
 	t.Helper()
-	f, err := os.Open("train/runs/" + run + "/reference.pt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := pytorch.Open(f, st.Size(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd, err := pf.StateDict()
+	ref, err := pytorch.ReadFloat32s("train/runs/"+run+"/reference.pt", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ints := func(name string) []int {
-		for _, nt := range sd {
-			if nt.Name == name {
-				xs, err := nt.Tensor.Float32s()
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := make([]int, len(xs))
-				for i, x := range xs {
-					out[i] = int(x)
-				}
-				return out
-			}
+		out := make([]int, len(ref[name]))
+		for i, x := range ref[name] {
+			out[i] = int(x)
 		}
-		t.Fatalf("reference.pt has no %q", name)
-		return nil
+		if len(out) == 0 {
+			t.Fatalf("%s/reference.pt has no %q", run, name)
+		}
+		return out
 	}
 	return ints("prompt"), ints("greedy")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -451,4 +452,33 @@ func nonPersistentBuffers(m *Module) map[string]bool {
 		}
 	}
 	return out
+}
+
+// ReadFloat32s opens a file torch.save wrote and returns every tensor of
+// its state_dict as float32 values by name: fixtures, reference traces.
+func ReadFloat32s(path string, opts *Options) (map[string][]float32, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	f, err := Open(fh, st.Size(), opts)
+	if err != nil {
+		return nil, err
+	}
+	sd, err := f.StateDict()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]float32, len(sd))
+	for _, nt := range sd {
+		if out[nt.Name], err = nt.Tensor.Float32s(); err != nil {
+			return nil, fmt.Errorf("pytorch: %s: tensor %q: %w", path, nt.Name, err)
+		}
+	}
+	return out, nil
 }

@@ -20,37 +20,6 @@ import (
 	"github.com/neuro-go/neuro/snn"
 )
 
-// tensors reads every tensor of a .pt file as float32.
-func tensors(t *testing.T, path string) map[string]*snn.Tensor {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := pytorch.Open(f, st.Size(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd, err := pf.StateDict()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]*snn.Tensor{}
-	for _, nt := range sd {
-		x := &snn.Tensor{Shape: make([]int, len(nt.Tensor.Shape))}
-		for i, d := range nt.Tensor.Shape {
-			x.Shape[i] = int(d)
-		}
-		if x.Data, err = nt.Tensor.Float32s(); err != nil {
-			t.Fatal(err)
-		}
-		m[nt.Name] = x
-	}
-	return m
-}
-
 // graph imports the run's model.pt through compile/pytorch, the path every
 // user's model takes.
 func graph(t *testing.T, run string) (*snn.Graph, int) {
@@ -99,8 +68,11 @@ func matchesPyTorch(t *testing.T, run string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := tensors(t, filepath.Join(run, "reference.pt"))
-	toks, logits := ref["tokens"].Data, ref["logits"].Data
+	ref, err := pytorch.ReadFloat32s(filepath.Join(run, "reference.pt"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, logits := ref["tokens"], ref["logits"]
 	in := make([]float32, vocab)
 	step := func(tok int) []float32 {
 		in[tok] = 1
@@ -121,10 +93,10 @@ func matchesPyTorch(t *testing.T, run string) {
 	}
 	sim.ResetAll()
 	var out []float32
-	for _, tk := range ref["prompt"].Data {
+	for _, tk := range ref["prompt"] {
 		out = step(int(tk))
 	}
-	greedy := ref["greedy"].Data
+	greedy := ref["greedy"]
 	for i, want := range greedy {
 		best := 0
 		for j, v := range out {

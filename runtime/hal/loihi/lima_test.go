@@ -14,6 +14,7 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/compile/pytorch"
+	"github.com/neuro-go/neuro/models"
 	"github.com/neuro-go/neuro/runtime/hal"
 	"github.com/neuro-go/neuro/runtime/hal/loihi"
 	"github.com/neuro-go/neuro/snn"
@@ -21,52 +22,24 @@ import (
 
 const liteRun = "../../../models/train/runs/lite-lima"
 
-// liteProgram is neuro-1-lite as the models package compiles it: the
-// imported graph, for the cpu target, one step per token.
+// liteProgram is neuro-1-lite as the models package compiles it for the
+// cpu: the program the runtime deploys.
 func liteProgram(t testing.TB) *compile.Program {
 	t.Helper()
-	f, err := os.Open(filepath.Join(liteRun, "model.pt"))
-	if err != nil {
-		t.Skipf("neuro-1-lite: %v", err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	g, _, err := compile.Import("pytorch", f, st.Size(), nil)
+	m, err := models.Load(models.Lite)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := compile.Compile(g, &compile.Options{Name: "neuro-1-lite", Task: "causal-lm", Timesteps: 1, Dt: 1e-3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Input = compile.Encoding{Kind: "one-hot", Node: "token", Size: 1024}
-	p.Output = compile.Decoding{Kind: "logits", Node: "logits", Size: 1024}
-	return p
+	return m.Program
 }
 
 // liteReference reads reference.pt: 512 held-out tokens, the prompt and
 // PyTorch's greedy continuation.
 func liteReference(t testing.TB) map[string][]float32 {
 	t.Helper()
-	f, err := os.Open(filepath.Join(liteRun, "reference.pt"))
-	if err != nil {
-		t.Skipf("neuro-1-lite reference: %v", err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := pytorch.Open(f, st.Size(), nil)
+	m, err := pytorch.ReadFloat32s(filepath.Join(liteRun, "reference.pt"), nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	sd, err := pf.StateDict()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string][]float32{}
-	for _, nt := range sd {
-		if m[nt.Name], err = nt.Tensor.Float32s(); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return m
 }
