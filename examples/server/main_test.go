@@ -81,54 +81,53 @@ func TestServesBuiltinModels(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"neuro-1-lite","messages":[{"role":"user","content":"Do you like music?"}],"temperature":0,"max_tokens":40}`))
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
 	var r struct {
 		Model   string `json:"model"`
 		Choices []struct {
 			Message struct{ Content string } `json:"message"`
 		} `json:"choices"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil || resp.StatusCode != 200 || r.Model != "neuro-1-lite" || strings.TrimSpace(r.Choices[0].Message.Content) == "" {
-		t.Fatalf("%d %s", resp.StatusCode, body)
+	if code, body := call(t, "POST", srv.URL+"/v1/chat/completions", key, `{"model":"neuro-1-lite","messages":[{"role":"user","content":"Do you like music?"}],"temperature":0,"max_tokens":40}`, &r); code != 200 || r.Model != "neuro-1-lite" || strings.TrimSpace(r.Choices[0].Message.Content) == "" {
+		t.Fatalf("%d %s", code, body)
 	}
 	t.Logf("neuro-1-lite: %q", r.Choices[0].Message.Content)
 
 	// neuro-1 is neuro-1-standard; the model record carries the card.
-	req, _ = http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"neuro-1","messages":[{"role":"user","content":"Hi"}],"max_tokens":5}`))
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp2, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	if code, body := call(t, "POST", srv.URL+"/v1/chat/completions", key, `{"model":"neuro-1","messages":[{"role":"user","content":"Hi"}],"max_tokens":5}`, &r); code != 200 || r.Model != "neuro-1-standard" {
+		t.Fatalf("neuro-1: %d %s", code, body)
 	}
-	defer resp2.Body.Close()
-	body, _ = io.ReadAll(resp2.Body)
-	if err := json.Unmarshal(body, &r); err != nil || resp2.StatusCode != 200 || r.Model != "neuro-1-standard" {
-		t.Fatalf("neuro-1: %d %s", resp2.StatusCode, body)
-	}
-	req, _ = http.NewRequest("GET", srv.URL+"/v1/models/neuro-1-lite", nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp3, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp3.Body.Close()
 	var rec struct {
 		Card struct {
 			Architecture string            `json:"architecture"`
 			Quality      map[string]string `json:"quality"`
 		} `json:"card"`
 	}
-	body, _ = io.ReadAll(resp3.Body)
-	if err := json.Unmarshal(body, &rec); err != nil || !strings.Contains(rec.Card.Architecture, "lima") || rec.Card.Quality["heldout_bits_per_byte"] == "" {
-		t.Fatalf("model record without its card: %s", body)
+	if code, body := call(t, "GET", srv.URL+"/v1/models/neuro-1-lite", key, "", &rec); code != 200 || !strings.Contains(rec.Card.Architecture, "lima") || rec.Card.Quality["heldout_bits_per_byte"] == "" {
+		t.Fatalf("model record without its card: %d %s", code, body)
 	}
+}
+
+// call sends one request with the key and decodes the JSON answer into v.
+func call(t *testing.T, method, url, key, body string, v any) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s %s: %v: %s", method, url, err, b)
+	}
+	return resp.StatusCode, b
 }
 
 func TestUnknownDevice(t *testing.T) {
