@@ -33,15 +33,6 @@ func TestMockServerChat(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"neuro-1","messages":[{"role":"user","content":"Hello"}]}`))
-	req.Header.Set("Authorization", "Bearer k2")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
 	var r struct {
 		Model   string `json:"model"`
 		Choices []struct {
@@ -51,8 +42,8 @@ func TestMockServerChat(t *testing.T) {
 			CompletionTokens int `json:"completion_tokens"`
 		} `json:"usage"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil || resp.StatusCode != 200 || r.Model != "neuro-1-standard" || r.Choices[0].Message.Content == "" || r.Usage.CompletionTokens == 0 {
-		t.Fatalf("%d %s", resp.StatusCode, body)
+	if code, body := call(t, "POST", srv.URL+"/v1/chat/completions", "k2", `{"model":"neuro-1","messages":[{"role":"user","content":"Hello"}]}`, &r); code != 200 || r.Model != "neuro-1-standard" || r.Choices[0].Message.Content == "" || r.Usage.CompletionTokens == 0 {
+		t.Fatalf("%d %s", code, body)
 	}
 }
 
