@@ -23,25 +23,11 @@ func TestMockServerChat(t *testing.T) {
 	if len(c.keys) != 2 || c.keys["k1"] != principal("k1") {
 		t.Fatalf("keys %v", c.keys)
 	}
-	rt, h, err := setup(context.Background(), c, slog.New(slog.DiscardHandler), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	srv := start(t, c, &out)
 	if !strings.Contains(out.String(), "Mock mode") {
 		t.Errorf("start message %q does not say it is in mock mode", out.String())
 	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	var r struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			Message struct{ Content string } `json:"message"`
-		} `json:"choices"`
-		Usage struct {
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
-	}
+	var r chatResponse
 	if code, body := call(t, "POST", srv.URL+"/v1/chat/completions", "k2", `{"model":"neuro-1","messages":[{"role":"user","content":"Hello"}]}`, &r); code != 200 || r.Model != "neuro-1-standard" || r.Choices[0].Message.Content == "" || r.Usage.CompletionTokens == 0 {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -62,22 +48,11 @@ func TestServesBuiltinModels(t *testing.T) {
 	for k := range c.keys {
 		key = k
 	}
-	rt, h, err := setup(context.Background(), c, slog.New(slog.DiscardHandler), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	srv := start(t, c, &out)
 	if !strings.Contains(out.String(), "neuro-1-lite-cpu") {
 		t.Fatalf("start message %q lists no neuro-1-lite-cpu deployment", out.String())
 	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	var r struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			Message struct{ Content string } `json:"message"`
-		} `json:"choices"`
-	}
+	var r chatResponse
 	if code, body := call(t, "POST", srv.URL+"/v1/chat/completions", key, `{"model":"neuro-1-lite","messages":[{"role":"user","content":"Do you like music?"}],"temperature":0,"max_tokens":40}`, &r); code != 200 || r.Model != "neuro-1-lite" || strings.TrimSpace(r.Choices[0].Message.Content) == "" {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -96,6 +71,33 @@ func TestServesBuiltinModels(t *testing.T) {
 	if code, body := call(t, "GET", srv.URL+"/v1/models/neuro-1-lite", key, "", &rec); code != 200 || !strings.Contains(rec.Card.Architecture, "lima") || rec.Card.Quality["heldout_bits_per_byte"] == "" {
 		t.Fatalf("model record without its card: %d %s", code, body)
 	}
+}
+
+// chatResponse is the part of a chat completion the tests read.
+type chatResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct{ Content string } `json:"message"`
+	} `json:"choices"`
+	Usage struct {
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// start builds the runtime and handler as run does and serves them on a
+// test server, closed with the test; the start-up message goes to out.
+func start(t *testing.T, c *config, out io.Writer) *httptest.Server {
+	t.Helper()
+	rt, h, err := setup(context.Background(), c, slog.New(slog.DiscardHandler), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		rt.Close()
+	})
+	return srv
 }
 
 // call sends one request with the key and decodes the JSON answer into v.
