@@ -19,6 +19,7 @@ import (
 //
 //	embed.weight             (V, d)  the embedding; the readout's weight too
 //	head_bias                (V)
+//	head_scale               ()      optional: the readout's weight is head_scale × embed.weight
 //	blocks.{i}.mix_in.weight (k, d)
 //	blocks.{i}.mix_p         (k)     σ(mix_p) is the LI's decay per step
 //	blocks.{i}.mix_out.weight (d, k)
@@ -55,7 +56,8 @@ func isLima(sd []NamedTensor) bool {
 //	b{i}.sum → b{i}.out (Scale 1)
 //
 // with u the embedding's output for block 0 and the previous block's out
-// after it; then head (Affine, the embedding's weight and head_bias) and
+// after it; then head (Affine: the embedding's weight, times head_scale
+// where the state_dict has one, and head_bias) and
 // logits (Output).
 func (im *importer) limaGraph(sd []NamedTensor) (*snn.Graph, error) {
 	if len(im.o.Layers) > 1 || len(im.o.Layers) == 1 && im.o.Layers[0].Kind != limaKind {
@@ -66,8 +68,8 @@ func (im *importer) limaGraph(sd []NamedTensor) (*snn.Graph, error) {
 	for _, nt := range sd {
 		rest, ok := strings.CutPrefix(nt.Name, "blocks.")
 		if !ok {
-			if nt.Name != "embed.weight" && nt.Name != "head_bias" {
-				return nil, &compile.UnsupportedError{Node: nt.Name, Reason: "not a tensor of the neuro lima architecture (embed.weight, head_bias, blocks.N.*)"}
+			if nt.Name != "embed.weight" && nt.Name != "head_bias" && nt.Name != "head_scale" {
+				return nil, &compile.UnsupportedError{Node: nt.Name, Reason: "not a tensor of the neuro lima architecture (embed.weight, head_bias, head_scale, blocks.N.*)"}
 			}
 			top.add(nt.Name, nt.Name, nt.Tensor)
 			continue
@@ -96,6 +98,12 @@ func (im *importer) limaGraph(sd []NamedTensor) (*snn.Graph, error) {
 	if len(headBias) != vocab {
 		return nil, &compile.UnsupportedError{Node: "head_bias", Reason: fmt.Sprintf("%d values for a vocabulary of %d", len(headBias), vocab)}
 	}
+	head := embed
+	if top.has("head_scale") {
+		if head, err = im.limaHead(top, embed); err != nil {
+			return nil, err
+		}
+	}
 	g := snn.NewGraph().
 		Add("token", &snn.Input{Shape: []int{vocab}}).
 		Add("embed", &snn.Linear{Weight: transpose(embed)})
@@ -111,7 +119,7 @@ func (im *importer) limaGraph(sd []NamedTensor) (*snn.Graph, error) {
 		}
 		u = fmt.Sprintf("b%d.out", i)
 	}
-	g.Add("head", &snn.Affine{Weight: embed, Bias: headBias}).
+	g.Add("head", &snn.Affine{Weight: head, Bias: headBias}).
 		Add("logits", &snn.Output{}).
 		Connect(u, "head", "logits")
 	if err := g.Validate(); err != nil {
@@ -120,6 +128,23 @@ func (im *importer) limaGraph(sd []NamedTensor) (*snn.Graph, error) {
 	im.rep.Kind = "neuro lima state_dict"
 	im.warn("inferred: neuro lima language model from its keys: vocabulary %d, width %d, %d blocks; one timestep per token, dt %g s", vocab, d, len(blocks), im.o.Dt)
 	return g, nil
+}
+
+// limaHead returns the readout's weight, head_scale × embed, rounded to
+// float32 as PyTorch's product is.
+func (im *importer) limaHead(top *layer, embed *snn.Tensor) (*snn.Tensor, error) {
+	s, err := im.floats(top, "head_scale")
+	if err != nil {
+		return nil, err
+	}
+	if len(s) != 1 {
+		return nil, &compile.UnsupportedError{Node: "head_scale", Reason: fmt.Sprintf("%d values, want one scalar", len(s))}
+	}
+	out := snn.NewTensor(embed.Shape...)
+	for i, w := range embed.Data {
+		out.Data[i] = s[0] * w
+	}
+	return out, nil
 }
 
 // limaBlock adds block b's nodes, named with prefix p, fed by node u.

@@ -13,10 +13,17 @@ import (
 	"github.com/neuro-go/neuro/snn"
 )
 
-// TestLimaMatchesPyTorch imports a small lima model and runs it token by
-// token: the logits must match PyTorch's float64 step-by-step forward.
+// TestLimaMatchesPyTorch imports small lima models, without and with a
+// readout gain, and runs them token by token: the logits must match
+// PyTorch's float64 step-by-step forward.
 func TestLimaMatchesPyTorch(t *testing.T) {
-	b, err := os.ReadFile("testdata/lima/tiny.pt")
+	for _, name := range []string{"tiny", "tiny_gain"} {
+		t.Run(name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/lima/"+name) })
+	}
+}
+
+func testLimaMatchesPyTorch(t *testing.T, fixture string) {
+	b, err := os.ReadFile(fixture + ".pt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +32,7 @@ func TestLimaMatchesPyTorch(t *testing.T) {
 		Logits [][]float64 `json:"logits"`
 		Spikes int         `json:"spikes"`
 	}
-	j, err := os.ReadFile("testdata/lima/tiny.json")
+	j, err := os.ReadFile(fixture + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +95,7 @@ func TestLimaRefusesMalformed(t *testing.T) {
 		{"wrong shape", func(m map[string][]int64) { m["blocks.0.mix_out.weight"] = []int64{d + 1, k} }, nil, "blocks.0.mix_out.weight"},
 		{"bias length", func(m map[string][]int64) { m["blocks.0.fc1.bias"] = []int64{h + 1} }, nil, "blocks.0.fc1.bias"},
 		{"head bias", func(m map[string][]int64) { m["head_bias"] = []int64{v - 1} }, nil, "head_bias"},
+		{"head scale", func(m map[string][]int64) { m["head_scale"] = []int64{2} }, nil, "head_scale"},
 		{"block gap", func(m map[string][]int64) {
 			for _, key := range limaBlockKeys {
 				m["blocks.2."+key] = full["blocks.0."+key]

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes tiny.pt and tiny.json: a small neuro lima language model
 (models/train/arch.py) with random weights, and PyTorch's logits after each of
-24 tokens, computed step by step in float64 by arch.forward_steps.
+24 tokens, computed step by step in float64 by arch.forward_steps; and
+tiny_gain.pt, tiny_gain.json: the same with a readout gain (head_scale).
 
 Run from the repository root with Debian's PyTorch 1.13:
 
@@ -19,13 +20,20 @@ import arch  # noqa: E402
 
 
 def main():
+    write("tiny", head_gain=False)
+    write("tiny_gain", head_gain=True)
+
+
+def write(name, head_gain):
     torch.manual_seed(7)
-    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2)
+    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, head_gain=head_gain)
     with torch.no_grad():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)
         m.head_bias.normal_()
-    torch.save(m.state_dict(), os.path.join(HERE, "tiny.pt"))
+        if head_gain:
+            m.head_scale.fill_(2.5)
+    torch.save(m.state_dict(), os.path.join(HERE, name + ".pt"))
     tokens = torch.randint(0, 16, (1, 24), generator=torch.Generator().manual_seed(8))
     m64 = m.double()
     logits = arch.forward_steps(m64, tokens)[0]
@@ -36,7 +44,7 @@ def main():
         for i, b in enumerate(m64.blocks):
             u, spk, st[i] = b.step(u, st[i])
             spikes.append(int(spk.sum()))
-    with open(os.path.join(HERE, "tiny.json"), "w") as f:
+    with open(os.path.join(HERE, name + ".json"), "w") as f:
         json.dump({"tokens": tokens[0].tolist(), "logits": logits.tolist(), "spikes": sum(spikes)}, f)
 
 
