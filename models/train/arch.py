@@ -147,7 +147,7 @@ class Lima(nn.Module):
 
     kind = "lima"
 
-    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, head_gain=False, **_):
+    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, **_):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         # fanin puts every weight at its fan-in scale: an embedding of O(1)
@@ -162,8 +162,6 @@ class Lima(nn.Module):
         self.head_scale = None
         if fanin:
             self.head_scale = nn.Parameter(torch.tensor(1.0 / math.sqrt(d)), requires_grad=False)
-        if head_gain:  # compile/pytorch's fixture: a trained gain
-            self.head_scale = nn.Parameter(torch.tensor(1.0))
         self.cfg = dict(vocab=vocab, d=d, k=k, h=h, layers=layers)
 
     def forward(self, idx):
@@ -363,4 +361,5 @@ def greedy(model, prompt, n):
 
 
 def n_params(m):
-    return sum(p.numel() for p in m.parameters())
+    """The trained parameters (lima's fixed head_scale is not one)."""
+    return sum(p.numel() for p in m.parameters() if p.requires_grad)

@@ -2,7 +2,8 @@
 """Writes tiny.pt and tiny.json: a small neuro lima language model
 (models/train/arch.py) with random weights, and PyTorch's logits after each of
 24 tokens, computed step by step in float64 by arch.forward_steps; and
-tiny_gain.pt, tiny_gain.json: the same with a readout gain (head_scale).
+tiny_gain.pt, tiny_gain.json: the same with the fan-in parametrisation and
+its readout gain (head_scale), set to 2.5.
 
 Run from the repository root with Debian's PyTorch 1.13:
 
@@ -20,18 +21,18 @@ import arch  # noqa: E402
 
 
 def main():
-    write("tiny", head_gain=False)
-    write("tiny_gain", head_gain=True)
+    write("tiny", fanin=False)
+    write("tiny_gain", fanin=True)
 
 
-def write(name, head_gain):
+def write(name, fanin):
     torch.manual_seed(7)
-    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, head_gain=head_gain)
+    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin)
     with torch.no_grad():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)
         m.head_bias.normal_()
-        if head_gain:
+        if fanin:
             m.head_scale.fill_(2.5)
     torch.save(m.state_dict(), os.path.join(HERE, name + ".pt"))
     tokens = torch.randint(0, 16, (1, 24), generator=torch.Generator().manual_seed(8))
