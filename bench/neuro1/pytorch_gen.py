@@ -55,9 +55,14 @@ def main():
         d = os.path.join(ROOT, "models", "train", "runs", run)
         with open(os.path.join(d, "results.json")) as f:
             res = json.load(f)
-        model = arch.ARCHS[res["arch"]](**res["cfg"])
+        model = arch.build(res["arch"], res["size"], res["cfg"]["vocab"])
         model.load_state_dict(torch.load(os.path.join(d, "model.pt"), map_location="cpu"))
         model.eval()
+        # The readout weight (head_scale x embedding, heavy) is computed once,
+        # as an inference deployment would, not on every step as in training.
+        with torch.no_grad():
+            head = model.head_weight().clone()
+        model.head_weight = lambda: head
         out = {"run": run, "torch": torch.__version__, "threads": torch.get_num_threads(), "tokens_per_second": {}}
         banned = stop_ids("neuro-" + res["tokenizer"])
         with torch.no_grad():
