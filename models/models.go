@@ -172,7 +172,6 @@ type results struct {
 	TrainSeconds float64        `json:"train_seconds"`
 	Device       string         `json:"device"`
 	Args         struct {
-		Threads int `json:"threads"`
 		Seed    int `json:"seed"`
 		Batch   int `json:"batch"`
 		Seq     int `json:"seq"`
@@ -237,8 +236,8 @@ func (b builtin) card() (runtime.Card, error) {
 		Parameters: r.Params,
 		Neurons:    r.Counts.Spiking + r.Counts.LI,
 		Synapses:   r.Counts.Synapses,
-		Training: fmt.Sprintf("models/train/train.py --arch %s --size %s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s (%s), seed %d; tokenizer %s.",
-			r.Arch, b.size, r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.Device, threads(r.Args.Threads), r.Args.Seed, b.tokenizer),
+		Training: fmt.Sprintf("models/train/train.py --arch %s --size %s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s, seed %d; tokenizer %s.",
+			r.Arch, b.size, r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.Device, r.Args.Seed, b.tokenizer),
 		License: "Weights: the Neuro project's licence. Training data (../shared/data/corpus): Topical-Chat and TinyStories under CDLA-Sharing-1.0, CaSiNo under CC BY 4.0 (Chawla et al., 2021), Taskmaster-4 and the Self-Dialogue Corpus subset as their manifests state, tinyshakespeare and Project Gutenberg books in the public domain; see models/train/runs/" + b.run + "/NOTICE.",
 		Quality: map[string]string{"heldout_bits_per_byte": fmt.Sprintf("%.3f", r.Heldout.BPB)},
 		Extra: map[string]string{
@@ -280,11 +279,4 @@ func formatRates(rs []float64) string {
 		s = append(s, fmt.Sprintf("%.3f", r))
 	}
 	return strings.Join(s, ", ")
-}
-
-func threads(n int) string {
-	if n == 1 {
-		return "1 thread"
-	}
-	return strconv.Itoa(n) + " threads"
 }
