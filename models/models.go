@@ -172,9 +172,9 @@ type results struct {
 	TrainSeconds float64        `json:"train_seconds"`
 	Device       string         `json:"device"`
 	Args         struct {
-		Seed    int `json:"seed"`
-		Batch   int `json:"batch"`
-		Seq     int `json:"seq"`
+		Seed  int `json:"seed"`
+		Batch int `json:"batch"`
+		Seq   int `json:"seq"`
 	} `json:"args"`
 	Counts struct {
 		Spiking  int `json:"spiking_neurons"`
