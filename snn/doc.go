@@ -15,7 +15,9 @@
 //
 // NewSimulator validates a graph and compiles it once into a plan: an
 // evaluation order, buffers, and a one-step delay on every edge that closes
-// a cycle. Step advances a batch of independent states by dt and allocates
+// a cycle. The order and the delayed edges come from Graph.Topology, which
+// the chip emulators and compile passes read too, so that every backend
+// delays the same edges. Step advances a batch of independent states by dt and allocates
 // nothing. Synapse nodes whose input is sparse (spikes, or graded values
 // with few non-zeros) add only the weight columns of the active inputs;
 // dense graded inputs go through a register-blocked matrix-vector kernel,

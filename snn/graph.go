@@ -16,7 +16,8 @@ type Edge struct {
 
 // Graph is a spiking network: named nodes and directed edges. Cycles are
 // allowed (recurrence); the simulator delays every edge that closes one by a
-// step.
+// step. Topology says which edges those are, and in what order the nodes
+// are evaluated.
 type Graph struct {
 	Nodes map[string]Node
 	Edges []Edge
@@ -199,67 +200,6 @@ func withNode(name string, err error) error {
 		return &c
 	}
 	return fmt.Errorf("snn: node %q: %w", name, err)
-}
-
-// order returns the nodes in evaluation order and the set of edges (by
-// index) that close a cycle. It is a depth-first search from the Input
-// nodes, then from any node not yet reached, visiting names and edges in
-// sorted order so that the plan is deterministic; an edge to a node still on
-// the search stack is a back edge.
-func (g *Graph) order() (order []string, back map[int]bool) {
-	out := map[string][]int{}
-	for i, e := range g.Edges {
-		out[e.From] = append(out[e.From], i)
-	}
-	for _, idx := range out {
-		sort.Slice(idx, func(a, b int) bool { return g.Edges[idx[a]].To < g.Edges[idx[b]].To })
-	}
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := map[string]int{}
-	back = map[int]bool{}
-	var post []string
-	type frame struct {
-		node string
-		next int
-	}
-	visit := func(root string) {
-		if color[root] != white {
-			return
-		}
-		stack := []frame{{root, 0}}
-		color[root] = grey
-		for len(stack) > 0 {
-			top := &stack[len(stack)-1]
-			if top.next < len(out[top.node]) {
-				ei := out[top.node][top.next]
-				top.next++
-				to := g.Edges[ei].To
-				switch color[to] {
-				case white:
-					color[to] = grey
-					stack = append(stack, frame{to, 0})
-				case grey:
-					back[ei] = true
-				}
-				continue
-			}
-			color[top.node] = black
-			post = append(post, top.node)
-			stack = stack[:len(stack)-1]
-		}
-	}
-	for _, n := range g.NamesOfKind(KindInput) {
-		visit(n)
-	}
-	for _, n := range g.Names() {
-		visit(n)
-	}
-	slices.Reverse(post)
-	return post, back
 }
 
 // Clone returns a deep copy of the graph.

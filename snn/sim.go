@@ -156,8 +156,8 @@ func NewSimulator(g *Graph, opts *Options) (*Simulator, error) {
 		return nil, fmt.Errorf("snn: simulating this graph needs about %d bytes of state, over Options.MaxStateBytes (%d)", need, o.MaxStateBytes)
 	}
 	s := &Simulator{graph: g, opts: o, batch: o.Batch, byName: map[string]*simNode{}}
-	order, back := g.order()
-	for _, name := range order {
+	topo := g.Topology()
+	for _, name := range topo.Order {
 		node := g.Nodes[name]
 		sh := shapes[name]
 		sn := &simNode{
@@ -175,7 +175,7 @@ func NewSimulator(g *Graph, opts *Options) (*Simulator, error) {
 	}
 	for i, e := range g.Edges {
 		dst := s.byName[e.To]
-		dst.srcs = append(dst.srcs, source{node: s.byName[e.From], delayed: back[i]})
+		dst.srcs = append(dst.srcs, source{node: s.byName[e.From], delayed: topo.Delayed(i)})
 	}
 	for _, sn := range s.nodes {
 		for _, src := range sn.srcs {
