@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,17 +61,11 @@ func FoldLinear(g *snn.Graph) (*snn.Graph, *FoldReport, error) {
 	}
 	names := g.Names()
 	kind := func(n string) snn.Kind { return g.Nodes[n].Kind() }
-	ins := map[string][]string{}
-	outs := map[string][]string{}
-	for _, e := range g.Edges {
-		ins[e.To] = append(ins[e.To], e.From)
-		outs[e.From] = append(outs[e.From], e.To)
-	}
+	topo := g.Topology()
 	rep := &FoldReport{}
 	for _, n := range names {
 		rep.WeightsBefore += weightCount(g.Nodes[n], shapes[n])
 	}
-	onCycle := cyclic(names, outs)
 
 	// Regions: connected components of linear nodes over linear-linear
 	// edges, in either direction.
@@ -91,7 +86,7 @@ func FoldLinear(g *snn.Graph) (*snn.Graph, *FoldReport, error) {
 			x := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			members = append(members, x)
-			for _, y := range append(append([]string(nil), ins[x]...), outs[x]...) {
+			for _, y := range append(slices.Clone(topo.In(x)), topo.Out(x)...) {
 				if _, seen := region[y]; !seen && isLinearKind(kind(y)) {
 					region[y] = id
 					stack = append(stack, y)
@@ -107,12 +102,12 @@ func FoldLinear(g *snn.Graph) (*snn.Graph, *FoldReport, error) {
 	type newEdge struct{ from, to string }
 	var added []newEdge
 	for _, members := range regions {
-		if canonical(members, g, ins, outs) {
+		if canonical(members, g, topo) {
 			continue
 		}
 		skip := false
 		for _, m := range members {
-			if onCycle[m] {
+			if topo.OnCycle(m) {
 				skip = true
 			}
 		}
@@ -124,13 +119,14 @@ func FoldLinear(g *snn.Graph) (*snn.Graph, *FoldReport, error) {
 		for _, m := range members {
 			in[m] = true
 		}
-		order, err := topoOrder(members, ins, in)
-		if err != nil {
-			return nil, nil, err
-		}
+		// The region is off every cycle, so the simulator's order has
+		// each member after the members that feed it.
 		maps := map[string]*affineMap{}
-		for _, m := range order {
-			am, err := composeNode(m, g.Nodes[m], shapes, ins[m], in, maps)
+		for _, m := range topo.Order {
+			if !in[m] {
+				continue
+			}
+			am, err := composeNode(m, g.Nodes[m], shapes, topo.In(m), in, maps)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -140,7 +136,7 @@ func FoldLinear(g *snn.Graph) (*snn.Graph, *FoldReport, error) {
 		// the region nodes that feed it.
 		targets := map[string][]string{}
 		for _, m := range members {
-			for _, t := range outs[m] {
+			for _, t := range topo.Out(m) {
 				if !in[t] {
 					targets[t] = append(targets[t], m)
 				}
@@ -238,122 +234,13 @@ func FoldLinear(g *snn.Graph) (*snn.Graph, *FoldReport, error) {
 
 // canonical reports whether a region is a single Linear or Affine node
 // with one source and one target, neither linear: nothing to fold.
-func canonical(members []string, g *snn.Graph, ins, outs map[string][]string) bool {
+func canonical(members []string, g *snn.Graph, topo *snn.Topology) bool {
 	if len(members) != 1 {
 		return false
 	}
 	m := members[0]
 	k := g.Nodes[m].Kind()
-	return (k == snn.KindLinear || k == snn.KindAffine) && len(ins[m]) == 1 && len(outs[m]) == 1
-}
-
-// cyclic marks the nodes that lie on a cycle: in a strongly connected
-// component of more than one node, or with an edge to themselves.
-func cyclic(names []string, outs map[string][]string) map[string]bool {
-	// Tarjan's algorithm, iteratively.
-	index := map[string]int{}
-	low := map[string]int{}
-	onStack := map[string]bool{}
-	var stack []string
-	res := map[string]bool{}
-	next := 0
-	type frame struct {
-		n string
-		i int
-	}
-	for _, root := range names {
-		if _, ok := index[root]; ok {
-			continue
-		}
-		call := []frame{{root, 0}}
-		index[root], low[root] = next, next
-		next++
-		stack = append(stack, root)
-		onStack[root] = true
-		for len(call) > 0 {
-			top := &call[len(call)-1]
-			if top.i < len(outs[top.n]) {
-				w := outs[top.n][top.i]
-				top.i++
-				if w == top.n {
-					res[w] = true
-				}
-				if _, ok := index[w]; !ok {
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					call = append(call, frame{w, 0})
-				} else if onStack[w] {
-					low[top.n] = min(low[top.n], index[w])
-				}
-				continue
-			}
-			v := top.n
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				p := call[len(call)-1].n
-				low[p] = min(low[p], low[v])
-			}
-			if low[v] == index[v] {
-				var comp []string
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					comp = append(comp, w)
-					if w == v {
-						break
-					}
-				}
-				if len(comp) > 1 {
-					for _, w := range comp {
-						res[w] = true
-					}
-				}
-			}
-		}
-	}
-	return res
-}
-
-// topoOrder orders a region's nodes so that each comes after the region
-// nodes that feed it.
-func topoOrder(members []string, ins map[string][]string, in map[string]bool) ([]string, error) {
-	deg := map[string]int{}
-	for _, m := range members {
-		for _, s := range ins[m] {
-			if in[s] {
-				deg[m]++
-			}
-		}
-	}
-	var order, ready []string
-	for _, m := range members {
-		if deg[m] == 0 {
-			ready = append(ready, m)
-		}
-	}
-	for len(ready) > 0 {
-		sort.Strings(ready)
-		m := ready[0]
-		ready = ready[1:]
-		order = append(order, m)
-		for _, t := range members {
-			for _, s := range ins[t] {
-				if s == m {
-					deg[t]--
-					if deg[t] == 0 {
-						ready = append(ready, t)
-					}
-				}
-			}
-		}
-	}
-	if len(order) != len(members) {
-		return nil, fmt.Errorf("compile: FoldLinear: region %v has a cycle", members)
-	}
-	return order, nil
+	return (k == snn.KindLinear || k == snn.KindAffine) && len(topo.In(m)) == 1 && len(topo.Out(m)) == 1
 }
 
 // affineMap is a node's output as an affine function of the region's
