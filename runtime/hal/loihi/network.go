@@ -321,73 +321,96 @@ func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, opts *O
 	if dt == 0 {
 		dt = 1e-3
 	}
-	in := map[string][]string{}
-	out := map[string][]string{}
-	for _, e := range g.Edges {
-		in[e.To] = append(in[e.To], e.From)
-		out[e.From] = append(out[e.From], e.To)
+	topo := g.Topology()
+	if err := checkGraph(g, topo); err != nil {
+		return nil, nil, err
 	}
+	net := buildNetwork(p.Name, g, topo, shapes, o)
+	net.pipeline()
+	rep := &ConversionReport{InputBits: o.InputBits, InputFracBits: o.InputFracBits, Timesteps: o.Timesteps, PayloadBits: o.PayloadBits, Depth: net.Depth, Fold: frep}
+	for _, l := range net.Layers {
+		reports, err := convertLayer(net, l, g, dt, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Nodes = append(rep.Nodes, reports...)
+	}
+	sort.Slice(rep.Nodes, func(i, j int) bool { return rep.Nodes[i].Node < rep.Nodes[j].Node })
+	return net, rep, nil
+}
+
+// checkGraph refuses what the chip cannot run: node kinds it has no
+// program for, and edges other than Input → synapse → layer → synapse →
+// … → Output. Everything after it may assume that shape.
+func checkGraph(g *snn.Graph, topo *snn.Topology) error {
 	kind := func(name string) snn.Kind { return g.Nodes[name].Kind() }
 	for _, name := range g.Names() {
 		switch k := kind(name); k {
 		case snn.KindInput, snn.KindOutput, snn.KindLinear, snn.KindAffine, snn.KindThreshold,
 			snn.KindLIF, snn.KindCubaLIF, snn.KindIF, snn.KindLI, snn.KindCubaLI, snn.KindI:
 		default:
-			return nil, nil, unsupported(name, "node kind %s is not supported (Input, Linear, Affine, LIF, CubaLIF, IF, LI, CubaLI, I, Threshold, Output; Scale junctions off cycles are folded away)", k)
+			return unsupported(name, "node kind %s is not supported (Input, Linear, Affine, LIF, CubaLIF, IF, LI, CubaLI, I, Threshold, Output; Scale junctions off cycles are folded away)", k)
 		}
 	}
-	// Structure.
 	for _, name := range g.Names() {
+		in, out := topo.In(name), topo.Out(name)
 		k := kind(name)
 		switch {
 		case k == snn.KindInput:
-			for _, t := range out[name] {
+			for _, t := range out {
 				if !isSynapse(kind(t)) {
-					return nil, nil, unsupported(name, "an Input may only feed Linear or Affine nodes, not %s %q", kind(t), t)
+					return unsupported(name, "an Input may only feed Linear or Affine nodes, not %s %q", kind(t), t)
 				}
 			}
 		case isSynapse(k):
-			if len(in[name]) != 1 {
-				return nil, nil, unsupported(name, "a synapse node needs exactly one source, has %d", len(in[name]))
+			if len(in) != 1 {
+				return unsupported(name, "a synapse node needs exactly one source, has %d", len(in))
 			}
-			src := in[name][0]
+			src := in[0]
 			if sk := kind(src); sk != snn.KindInput && !isLayer(sk) {
-				return nil, nil, unsupported(name, "source %q is %s: synapses carry graph inputs, spikes or graded spikes of neurons", src, sk)
+				return unsupported(name, "source %q is %s: synapses carry graph inputs, spikes or graded spikes of neurons", src, sk)
 			}
-			if len(out[name]) != 1 || !isLayer(kind(out[name][0])) && kind(out[name][0]) != snn.KindOutput {
-				return nil, nil, unsupported(name, "a synapse node must feed exactly one neuron node or Output (it feeds %v)", out[name])
+			if len(out) != 1 || !isLayer(kind(out[0])) && kind(out[0]) != snn.KindOutput {
+				return unsupported(name, "a synapse node must feed exactly one neuron node or Output (it feeds %v)", out)
 			}
 		case isLayer(k):
-			if len(in[name]) == 0 {
-				return nil, nil, unsupported(name, "neuron node has no input")
+			if len(in) == 0 {
+				return unsupported(name, "neuron node has no input")
 			}
-			for _, s := range in[name] {
+			for _, s := range in {
 				if !isSynapse(kind(s)) {
-					return nil, nil, unsupported(name, "neurons take their input through Linear or Affine nodes, not from %s %q", kind(s), s)
+					return unsupported(name, "neurons take their input through Linear or Affine nodes, not from %s %q", kind(s), s)
 				}
 			}
 		case k == snn.KindOutput:
-			if len(in[name]) == 0 {
-				return nil, nil, unsupported(name, "an Output must read a neuron node or synapse nodes (it reads nothing)")
+			if len(in) == 0 {
+				return unsupported(name, "an Output must read a neuron node or synapse nodes (it reads nothing)")
 			}
 			layers := 0
-			for _, s := range in[name] {
+			for _, s := range in {
 				switch sk := kind(s); {
 				case isLayer(sk):
 					layers++
 				case isSynapse(sk):
 				default:
-					return nil, nil, unsupported(name, "an Output reads a neuron node or synapse nodes, not %s %q", sk, s)
+					return unsupported(name, "an Output reads a neuron node or synapse nodes, not %s %q", sk, s)
 				}
 			}
-			if layers > 0 && len(in[name]) != 1 {
-				return nil, nil, unsupported(name, "an Output must read exactly one neuron node, or only synapse nodes (it reads %v)", in[name])
+			if layers > 0 && len(in) != 1 {
+				return unsupported(name, "an Output must read exactly one neuron node, or only synapse nodes (it reads %v)", in)
 			}
 		}
 	}
+	return nil
+}
 
-	net := &Network{Name: p.Name}
-	rep := &ConversionReport{InputBits: o.InputBits, InputFracBits: o.InputFracBits, Timesteps: o.Timesteps, PayloadBits: o.PayloadBits, Fold: frep}
+// buildNetwork lays out a checked graph as ports, Layers and Denses, in
+// the simulator's evaluation order (snn.Topology): the chip then reads
+// every edge that closes a cycle one step late, as the simulator does. The
+// integer parameters are left for convertLayer.
+func buildNetwork(name string, g *snn.Graph, topo *snn.Topology, shapes map[string]snn.Shape, o Options) *Network {
+	kind := func(name string) snn.Kind { return g.Nodes[name].Kind() }
+	net := &Network{Name: name}
 	inputIdx, layerIdx, denseIdx := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, name := range g.NamesOfKind(snn.KindInput) {
 		inputIdx[name] = len(net.Inputs)
@@ -396,16 +419,15 @@ func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, opts *O
 	}
 	// readout reports whether Output name is fed by synapse nodes: it then
 	// gets a GradedVec layer of its own name.
-	readout := func(name string) bool { return kind(name) == snn.KindOutput && isSynapse(kind(in[name][0])) }
-	order := planOrder(g)
-	for _, name := range order {
+	readout := func(name string) bool { return kind(name) == snn.KindOutput && isSynapse(kind(topo.In(name)[0])) }
+	for _, name := range topo.Order {
 		switch k := kind(name); {
 		case isLayer(k):
 			l := &Layer{Name: name, Kind: k, Shape: shapes[name].Out, N: snn.Size(shapes[name].Out)}
 			if k == snn.KindThreshold {
 				l.Model = ModelHeaviside
 			}
-			for _, t := range out[name] {
+			for _, t := range topo.Out(name) {
 				if !snn.IsSpiking(k) && isSynapse(kind(t)) {
 					l.Graded, l.PayloadBits = true, o.PayloadBits
 				}
@@ -417,11 +439,11 @@ func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, opts *O
 			net.Layers = append(net.Layers, &Layer{Name: name, Kind: k, Model: ModelGradedVec, Shape: shapes[name].Out, N: snn.Size(shapes[name].Out)})
 		}
 	}
-	for _, name := range order {
+	for _, name := range topo.Order {
 		if isSynapse(kind(name)) {
 			denseIdx[name] = len(net.Denses)
-			src := in[name][0]
-			d := &Dense{Name: name, To: layerIdx[out[name][0]]}
+			src := topo.In(name)[0]
+			d := &Dense{Name: name, To: layerIdx[topo.Out(name)[0]]}
 			if kind(src) == snn.KindInput {
 				d.FromInput, d.From = true, inputIdx[src]
 			} else {
@@ -432,7 +454,7 @@ func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, opts *O
 			l.Sources = append(l.Sources, len(net.Denses)-1)
 		}
 	}
-	for _, name := range order {
+	for _, name := range topo.Order {
 		switch k := kind(name); {
 		case isSynapse(k):
 			net.Order = append(net.Order, Op{Dense: true, Index: denseIdx[name]})
@@ -443,22 +465,11 @@ func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, opts *O
 	for _, name := range g.NamesOfKind(snn.KindOutput) {
 		src := name
 		if !readout(name) {
-			src = in[name][0]
+			src = topo.In(name)[0]
 		}
 		net.Outputs = append(net.Outputs, &OutputPort{Name: name, Shape: shapes[name].Out, Layer: layerIdx[src]})
 	}
-	net.pipeline()
-	rep.Depth = net.Depth
-
-	for _, l := range net.Layers {
-		reports, err := convertLayer(net, l, g, dt, o)
-		if err != nil {
-			return nil, nil, err
-		}
-		rep.Nodes = append(rep.Nodes, reports...)
-	}
-	sort.Slice(rep.Nodes, func(i, j int) bool { return rep.Nodes[i].Node < rep.Nodes[j].Node })
-	return net, rep, nil
+	return net
 }
 
 // pipeline sets the chip's schedule: Lava's Dense buffers its output one
@@ -595,9 +606,50 @@ type denseSrc struct {
 	mode   SignMode
 }
 
+// layerConversion is one Layer on its way from float parameters to
+// integers. Each stage reads what the ones before it decided: the decays
+// fix the range a bias settles at, the sources' weights and the decays fix
+// the state range, that range fixes the input unit U shared by the
+// sources' weight exponents, and U fixes the thresholds, biases and
+// payload shifts.
+type layerConversion struct {
+	net *Network
+	l   *Layer
+	g   *snn.Graph
+	o   Options
+	nr  NodeReport
+	// readout: a GradedVec readout, which has no float neuron behind it;
+	// stateless: a readout or a Heaviside program, neither keeping state.
+	readout, stateless bool
+	ps                 []neuronParams
+	asL, amL           []float64 // the decays the 12-bit du and dv give
+	srcs               []*denseSrc
+	biasF              []float64 // float bias per neuron, in v per step
+	bvs                []float64 // the bound on |v| per neuron, in float units
+}
+
 func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) ([]NodeReport, error) {
-	node := g.Nodes[l.Name]
-	n := l.N
+	c := &layerConversion{net: net, l: l, g: g, o: o}
+	if err := c.params(dt); err != nil {
+		return nil, err
+	}
+	c.decays()
+	if err := c.sources(); err != nil {
+		return nil, err
+	}
+	U, reports := c.weights(c.minUnit())
+	c.thresholds(U, c.floorLoss())
+	if l.Graded {
+		c.payloads()
+	}
+	c.nr.StateScale = l.Scale[0]
+	return append(reports, c.nr), nil
+}
+
+// params reads the float parameters of every neuron.
+func (c *layerConversion) params(dt float64) error {
+	l := c.l
+	node := c.g.Nodes[l.Name]
 	l.Spiking = snn.IsSpiking(l.Kind)
 	switch x := node.(type) {
 	case *snn.LIF:
@@ -607,58 +659,66 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 	case *snn.CubaLIF:
 		l.Subtract = x.Reset == snn.ResetSubtract
 	}
-	readout := l.Model == ModelGradedVec
-	stateless := readout || l.Model == ModelHeaviside
-	ps := make([]neuronParams, n)
-	for i := range ps {
-		if readout {
-			ps[i] = neuronParams{c: 1}
+	c.readout = l.Model == ModelGradedVec
+	c.stateless = c.readout || l.Model == ModelHeaviside
+	c.ps = make([]neuronParams, l.N)
+	for i := range c.ps {
+		if c.readout {
+			c.ps[i] = neuronParams{c: 1}
 			continue
 		}
 		p, err := params(l.Name, node, i, dt)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		ps[i] = p
+		c.ps[i] = p
 	}
-	nr := NodeReport{Node: l.Name, Kind: l.Kind}
+	c.nr = NodeReport{Node: l.Name, Kind: l.Kind}
 	if l.Model != "" {
-		nr.Notes = append(nr.Notes, "neuron program: "+string(l.Model))
+		c.nr.Notes = append(c.nr.Notes, "neuron program: "+string(l.Model))
 	}
-	// Integer decays. u: 4096 − (du + 1) = round(4096·as); v: 4096 − dv =
-	// round(4096·am). as = 0 (single-state neurons) gives du = 4095, a
-	// decay factor of exactly 0, so u is this step's input alone.
+	return nil
+}
+
+// decays sets the integer decays. u: 4096 − (du + 1) = round(4096·as); v:
+// 4096 − dv = round(4096·am). as = 0 (single-state neurons) gives du =
+// 4095, a decay factor of exactly 0, so u is this step's input alone.
+func (c *layerConversion) decays() {
+	l, n := c.l, c.l.N
 	l.Du, l.Dv = make([]int32, n), make([]int32, n)
-	asL, amL := make([]float64, n), make([]float64, n)
-	for i, p := range ps {
+	c.asL, c.amL = make([]float64, n), make([]float64, n)
+	for i, p := range c.ps {
 		du := MaxDecay - int64(math.Round(DecayScale*p.as))
 		dv := DecayScale - int64(math.Round(DecayScale*p.am))
 		if du < 0 || dv > MaxDecay {
-			nr.Notes = appendOnce(nr.Notes, "a decay beyond the 12-bit range was clamped")
+			c.nr.Notes = appendOnce(c.nr.Notes, "a decay beyond the 12-bit range was clamped")
 		}
 		du, dv = min(max(du, 0), MaxDecay), min(max(dv, 0), MaxDecay)
-		if stateless {
+		if c.stateless {
 			// No state: u is this step's input (du = 4095), and v
 			// keeps nothing (the program, not dv, says so).
 			du, dv = MaxDecay, DecayScale
 		}
 		l.Du[i], l.Dv[i] = int32(du), int32(min(dv, MaxDecay))
-		asL[i] = float64(DecayScale-(du+1)) / DecayScale
-		amL[i] = float64(DecayScale-dv) / DecayScale
-		nr.DecayUError = math.Max(nr.DecayUError, math.Abs(asL[i]-p.as))
-		nr.DecayVError = math.Max(nr.DecayVError, math.Abs(amL[i]-p.am))
+		c.asL[i] = float64(DecayScale-(du+1)) / DecayScale
+		c.amL[i] = float64(DecayScale-dv) / DecayScale
+		c.nr.DecayUError = math.Max(c.nr.DecayUError, math.Abs(c.asL[i]-p.as))
+		c.nr.DecayVError = math.Max(c.nr.DecayVError, math.Abs(c.amL[i]-p.am))
 	}
-	// Sources.
-	var srcs []*denseSrc
-	var reports []NodeReport
-	biasF := make([]float64, n)
-	for i, p := range ps {
-		biasF[i] = p.bias
+}
+
+// sources gathers the float weights of the Denses that feed the layer, in
+// the units the Dense will see, and sums their biases into biasF.
+func (c *layerConversion) sources() error {
+	l, n, net := c.l, c.l.N, c.net
+	c.biasF = make([]float64, n)
+	for i, p := range c.ps {
+		c.biasF[i] = p.bias
 	}
 	for _, di := range l.Sources {
 		d := net.Denses[di]
 		s := &denseSrc{d: d, sx: 1, xmax: 1}
-		switch x := g.Nodes[d.Name].(type) {
+		switch x := c.g.Nodes[d.Name].(type) {
 		case *snn.Linear:
 			s.w = x.Weight.Data
 			d.Rows, d.Cols = x.Weight.Shape[0], x.Weight.Shape[1]
@@ -670,10 +730,10 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 			ip := net.Inputs[d.From]
 			s.sx = math.Ldexp(1, -ip.FracBits)
 			s.xmax = math.Ldexp(1, ip.Bits-1) * s.sx
-			s.oneHot = o.oneHot[ip.Name] || o.oneHot[""] && len(net.Inputs) == 1
+			s.oneHot = c.o.oneHot[ip.Name] || c.o.oneHot[""] && len(net.Inputs) == 1
 		} else if sl := net.Layers[d.From]; sl.Graded {
 			if sl.PayloadShift == nil {
-				return nil, unsupported(d.Name, "graded spikes of %q close a cycle: their scale is not known yet (not supported)", sl.Name)
+				return unsupported(d.Name, "graded spikes of %q close a cycle: their scale is not known yet (not supported)", sl.Name)
 			}
 			// One payload unit of source neuron j is worth
 			// Scale[j]·2^shift[j]: fold that into the weight columns, so
@@ -687,8 +747,8 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 			s.xmax = math.Ldexp(1, sl.PayloadBits-1) - 1
 		}
 		s.mode, s.qBest, s.maxAbs = bestStep(s.w)
-		srcs = append(srcs, s)
-		if s.bias != nil && readout {
+		c.srcs = append(c.srcs, s)
+		if s.bias != nil && c.readout {
 			// GradedVec has no bias: the host adds it to the readout.
 			if l.Offset == nil {
 				l.Offset = make([]float64, n)
@@ -696,31 +756,38 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 			for i := range l.Offset {
 				l.Offset[i] += float64(s.bias[i])
 			}
-			nr.Notes = appendOnce(nr.Notes, fmt.Sprintf("bias of %q added by the host to the readout (GradedVec has none)", d.Name))
+			c.nr.Notes = appendOnce(c.nr.Notes, fmt.Sprintf("bias of %q added by the host to the readout (GradedVec has none)", d.Name))
 		} else if s.bias != nil {
-			for i := range biasF {
-				b := ps[i].c * float64(s.bias[i])
-				if ps[i].as > 0 {
+			for i := range c.biasF {
+				b := c.ps[i].c * float64(s.bias[i])
+				if c.ps[i].as > 0 {
 					// Lava adds its bias to v, not u: a constant input to
 					// u settles at c·b/(1 − as) per step in v, which is
 					// what the bias gives; the first ~τs steps differ.
-					b /= 1 - asL[i]
-					nr.Notes = appendOnce(nr.Notes, fmt.Sprintf("bias of %q added to v at its steady-state value c·b/(1−a_s): exact after the synaptic transient, not during it", d.Name))
+					b /= 1 - c.asL[i]
+					c.nr.Notes = appendOnce(c.nr.Notes, fmt.Sprintf("bias of %q added to v at its steady-state value c·b/(1−a_s): exact after the synaptic transient, not during it", d.Name))
 				}
-				biasF[i] += b
+				c.biasF[i] += b
 			}
 		}
 	}
-	// The state range each neuron needs, in float units of v.
+	return nil
+}
+
+// minUnit returns the smallest float input unit U that keeps the state
+// range each neuron needs inside the chip's 24 bits, and records that
+// range, in float units of v, in bvs.
+func (c *layerConversion) minUnit() float64 {
+	l, o := c.l, c.o
 	T := float64(o.Timesteps)
 	if l.Graded {
 		T = settleSteps
 	}
 	umin := 0.0
-	bvs := make([]float64, n)
-	for i, p := range ps {
+	c.bvs = make([]float64, l.N)
+	for i, p := range c.ps {
 		in := 0.0
-		for _, s := range srcs {
+		for _, s := range c.srcs {
 			row := s.w[i*s.d.Cols : (i+1)*s.d.Cols]
 			sum := 0.0
 			for _, w := range row {
@@ -732,17 +799,17 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 			}
 			in += sum
 		}
-		uF := p.c * in / (1 - asL[i])
+		uF := p.c * in / (1 - c.asL[i])
 		steps := T
-		if amL[i] < 1 {
-			steps = math.Min(T, 1/(1-amL[i]))
+		if c.amL[i] < 1 {
+			steps = math.Min(T, 1/(1-c.amL[i]))
 		}
-		bv := (uF+math.Abs(biasF[i]))*steps + math.Abs(p.vleak)
+		bv := (uF+math.Abs(c.biasF[i]))*steps + math.Abs(p.vleak)
 		if l.Spiking {
-			bv = math.Max(o.Headroom*p.vth, p.vth+uF+math.Abs(biasF[i]))
+			bv = math.Max(o.Headroom*p.vth, p.vth+uF+math.Abs(c.biasF[i]))
 		}
-		bvs[i] = bv
-		if readout {
+		c.bvs[i] = bv
+		if c.readout {
 			// v = a, one unit of v per dendritic unit U.
 			umin = math.Max(umin, in/(maxUV-1))
 			continue
@@ -757,11 +824,18 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 	if umin == 0 {
 		umin = math.SmallestNonzeroFloat64
 	}
+	return umin
+}
+
+// weights picks the input unit U, at least umin, and each source's weight
+// exponent, and quantises the weights; it returns U and the Denses'
+// reports.
+func (c *layerConversion) weights(umin float64) (float64, []NodeReport) {
 	// Each source's best exponent: the finest U ≥ umin its weight step
 	// allows. Several sources must share U, so the coarsest wins and the
 	// others re-derive their weight step from it.
 	U := 0.0
-	for _, s := range srcs {
+	for _, s := range c.srcs {
 		e := math.Floor(math.Log2(s.qBest * s.sx / umin))
 		e = math.Min(math.Max(e, MinWeightExp), MaxWeightExp)
 		s.d.WeightExp = int(e)
@@ -771,10 +845,11 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 		// Even the smallest exponent leaves the range short: coarsen the
 		// weights instead (the report shows the cost).
 		U = umin
-		nr.Notes = appendOnce(nr.Notes, "state range needs a weight step coarser than the weights' own: weights lose resolution")
+		c.nr.Notes = appendOnce(c.nr.Notes, "state range needs a weight step coarser than the weights' own: weights lose resolution")
 	}
-	for _, s := range srcs {
-		dr := NodeReport{Node: s.d.Name, Kind: g.Nodes[s.d.Name].Kind(), SignMode: s.mode.String()}
+	var reports []NodeReport
+	for _, s := range c.srcs {
+		dr := NodeReport{Node: s.d.Name, Kind: c.g.Nodes[s.d.Name].Kind(), SignMode: s.mode.String()}
 		q := math.Ldexp(U, s.d.WeightExp) / s.sx
 		if q != s.qBest {
 			// Pick the exponent whose step is closest above the best one.
@@ -789,20 +864,31 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 		dr.WeightExp, dr.WeightStep = s.d.WeightExp, q
 		reports = append(reports, dr)
 	}
-	// A negative weight exponent floors the dendritic sum: on average it
-	// loses (2^k − 1)/2^(k+1) of a unit, which is 64 times that in u. A
-	// constant bias gives it back (divided by 1 − a_s where u keeps it).
-	floorLoss := 0.0
-	for _, s := range srcs {
+	return U, reports
+}
+
+// floorLoss returns what the negative weight exponents lose, on average,
+// per step in units of u: a negative exponent k floors the dendritic sum,
+// losing (2^k − 1)/2^(k+1) of a unit, 64 times that in u. thresholds gives
+// it back as bias (divided by 1 − a_s where u keeps it).
+func (c *layerConversion) floorLoss() float64 {
+	loss := 0.0
+	for _, s := range c.srcs {
 		if k := -s.d.WeightExp; k > 0 {
-			floorLoss += float64(l.actUnit()) * (0.5 - math.Ldexp(0.5, -k))
-			nr.Notes = appendOnce(nr.Notes, fmt.Sprintf("%q has weight exponent %d: the mean loss of its floor is returned as bias", s.d.Name, s.d.WeightExp))
+			loss += float64(c.l.actUnit()) * (0.5 - math.Ldexp(0.5, -k))
+			c.nr.Notes = appendOnce(c.nr.Notes, fmt.Sprintf("%q has weight exponent %d: the mean loss of its floor is returned as bias", s.d.Name, s.d.WeightExp))
 		}
 	}
-	// Thresholds, biases, scales.
+	return loss
+}
+
+// thresholds sets the thresholds, biases and scales of v, now that the
+// input unit U is known.
+func (c *layerConversion) thresholds(U, floorLoss float64) {
+	l, n, nr := c.l, c.l.N, &c.nr
 	l.Vth, l.BiasMant, l.BiasExp, l.Scale, l.V0 = make([]int32, n), make([]int32, n), make([]int32, n), make([]float64, n), make([]int32, n)
-	for i, p := range ps {
-		if readout {
+	for i, p := range c.ps {
+		if c.readout {
 			l.Scale[i] = U
 			l.Vth[i] = MaxVth
 			if floorLoss > 0 {
@@ -815,7 +901,7 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 		}
 		delta := p.c * U / float64(l.actUnit())
 		l.Scale[i] = delta
-		biasF[i] += floorLoss / (1 - asL[i]) * delta
+		c.biasF[i] += floorLoss / (1 - c.asL[i]) * delta
 		v0, _ := clipV(int64(math.Round(p.vleak / delta)))
 		l.V0[i] = int32(v0)
 		if l.Model == ModelHeaviside {
@@ -832,7 +918,7 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 		} else {
 			l.Vth[i] = MaxVth
 		}
-		b := biasF[i] / delta
+		b := c.biasF[i] / delta
 		e := int32(0)
 		for e < MaxBiasExp && math.Abs(math.Round(math.Ldexp(b, -int(e)))) > MaxBiasMant {
 			e++
@@ -843,26 +929,27 @@ func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) (
 			nr.Notes = appendOnce(nr.Notes, "bias clamped to the 13-bit mantissa at exponent 7")
 		}
 		l.BiasMant[i], l.BiasExp[i] = int32(m), e
-		nr.BiasError = math.Max(nr.BiasError, math.Abs(math.Ldexp(m, int(e))*delta-biasF[i]))
+		nr.BiasError = math.Max(nr.BiasError, math.Abs(math.Ldexp(m, int(e))*delta-c.biasF[i]))
 	}
-	if l.Graded {
-		// Each neuron's payload covers the worst case of its v.
-		pmax := math.Ldexp(1, l.PayloadBits-1) - 1
-		l.PayloadShift = make([]int32, n)
-		lo, hi := int32(StateBits), int32(0)
-		for i := range l.PayloadShift {
-			vb := math.Min(bvs[i]/l.Scale[i], maxUV-1)
-			sh := int32(0)
-			for math.Ceil(math.Ldexp(vb, -int(sh))) > pmax {
-				sh++
-			}
-			l.PayloadShift[i] = sh
-			lo, hi = min(lo, sh), max(hi, sh)
+}
+
+// payloads sizes a graded layer's payload shifts so that each neuron's
+// payload covers the worst case of its v.
+func (c *layerConversion) payloads() {
+	l := c.l
+	pmax := math.Ldexp(1, l.PayloadBits-1) - 1
+	l.PayloadShift = make([]int32, l.N)
+	lo, hi := int32(StateBits), int32(0)
+	for i := range l.PayloadShift {
+		vb := math.Min(c.bvs[i]/l.Scale[i], maxUV-1)
+		sh := int32(0)
+		for math.Ceil(math.Ldexp(vb, -int(sh))) > pmax {
+			sh++
 		}
-		nr.Notes = append(nr.Notes, fmt.Sprintf("sends graded spikes of %d bits: v rounded to units of 2^s, s from %d to %d", l.PayloadBits, lo, hi))
+		l.PayloadShift[i] = sh
+		lo, hi = min(lo, sh), max(hi, sh)
 	}
-	nr.StateScale = l.Scale[0]
-	return append(reports, nr), nil
+	c.nr.Notes = append(c.nr.Notes, fmt.Sprintf("sends graded spikes of %d bits: v rounded to units of 2^s, s from %d to %d", l.PayloadBits, lo, hi))
 }
 
 func appendOnce(xs []string, s string) []string {
@@ -951,65 +1038,6 @@ func quantise(w []float32, q float64, mode SignMode, maxAbs float64) ([]int32, f
 		return out, 0
 	}
 	return out, worst / maxAbs
-}
-
-// planOrder is the float simulator's evaluation order (snn.Graph's plan,
-// described in docs/ARCHITECTURE.md): a depth-first search from the Input
-// nodes, then from every other node, in name order, children in name
-// order; the order is the reverse post-order. Using the same order makes
-// every edge that closes a cycle read the previous step's value, as the
-// float simulator does.
-func planOrder(g *snn.Graph) []string {
-	outs := map[string][]string{}
-	for _, e := range g.Edges {
-		outs[e.From] = append(outs[e.From], e.To)
-	}
-	for k := range outs {
-		sort.SliceStable(outs[k], func(a, b int) bool { return outs[k][a] < outs[k][b] })
-	}
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := map[string]int{}
-	var post []string
-	type frame struct {
-		node string
-		next int
-	}
-	visit := func(root string) {
-		if color[root] != white {
-			return
-		}
-		color[root] = grey
-		stack := []frame{{root, 0}}
-		for len(stack) > 0 {
-			top := &stack[len(stack)-1]
-			if top.next < len(outs[top.node]) {
-				to := outs[top.node][top.next]
-				top.next++
-				if color[to] == white {
-					color[to] = grey
-					stack = append(stack, frame{to, 0})
-				}
-				continue
-			}
-			color[top.node] = black
-			post = append(post, top.node)
-			stack = stack[:len(stack)-1]
-		}
-	}
-	for _, n := range g.NamesOfKind(snn.KindInput) {
-		visit(n)
-	}
-	for _, n := range g.Names() {
-		visit(n)
-	}
-	for i, j := 0, len(post)-1; i < j; i, j = i+1, j-1 {
-		post[i], post[j] = post[j], post[i]
-	}
-	return post
 }
 
 // actUnit is the factor between a unit of the summed synaptic input and a
