@@ -34,7 +34,7 @@ import (
 	"strings"
 
 	"github.com/neuro-go/neuro/compile"
-	_ "github.com/neuro-go/neuro/compile/pytorch" // the "pytorch" importer
+	_ "github.com/neuro-go/neuro/models/lima" // the "pytorch" importer, with the neuro-1 architecture
 	"github.com/neuro-go/neuro/models/tokenizers"
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"

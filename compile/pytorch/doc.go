@@ -9,7 +9,31 @@
 // snn.SnnTorchLeaky and snn.SnnTorchSynaptic), Norse and SpikingJelly
 // state_dicts described by compile.ImportOptions.Layers, and artificial
 // nn.Sequential networks (whole-module pickles, TorchScript, or described
-// state_dicts) converted by compile.ConvertANN.
+// state_dicts) converted by compile.ConvertANN. State_dicts of designs that
+// name their own tensors import through a registered Architecture.
+//
+// # Layers
+//
+// The reading layer (zip container, unpickler, tensors) is the internal
+// package internal/torchfile: it knows nothing of networks, and nothing
+// outside this package reaches its insides. This package re-exports its
+// API under the same names (File, Open, Tensor, the errors, ...) as type
+// aliases and the same sentinel values, and adds the importer on top.
+// An importer of another framework's pickles would sit beside this one on
+// the same reader.
+//
+// # Architectures
+//
+// A design whose state_dict says what it is (its keys name every tensor
+// the graph needs) is taught to the importer with RegisterArchitecture,
+// from the init function of the package that defines it, chosen by blank
+// import, as formats are registered with compile. Import offers every
+// state_dict to the registered architectures before trying snnTorch's
+// layer inference; the one whose Match accepts it builds the graph from a
+// *StateDict, a view that gives keys, shapes and float32 elements within
+// ImportOptions.MaxBytes. The neuro-1 language models' architecture is
+// registered this way by models/lima; NewStateDict lets an architecture be
+// tested without a file.
 //
 // # Overview
 //
@@ -79,7 +103,7 @@
 // # Invariants
 //
 //   - Nothing named by a file is executed; a pickle can only build the data
-//     values listed in values.go.
+//     values listed in internal/torchfile/values.go.
 //   - No allocation is larger than a bounded multiple of the bytes it is
 //     built from, or than a limit in Limits checked before allocating:
 //     declared zip sizes are checked against the file and the limits, the

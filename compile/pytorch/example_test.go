@@ -23,7 +23,7 @@ func open(path string) *pytorch.File {
 }
 
 func ExampleOpen() {
-	f := open("testdata/mlp_state_dict.pt")
+	f := open("internal/torchfile/testdata/mlp_state_dict.pt")
 	fmt.Println(f.Kind())
 	sd, _ := f.StateDict()
 	for _, nt := range sd {
@@ -38,7 +38,7 @@ func ExampleOpen() {
 }
 
 func ExampleFile_Modules() {
-	f := open("testdata/cnn_module.pt")
+	f := open("internal/torchfile/testdata/cnn_module.pt")
 	mods, _ := f.Modules()
 	for _, m := range mods[1:] {
 		fmt.Printf("%s %s", m.Path, m.Class)
@@ -61,7 +61,7 @@ func ExampleFile_Modules() {
 }
 
 func ExampleFile_CodeFiles() {
-	f := open("testdata/mlp_script.pt")
+	f := open("internal/torchfile/testdata/mlp_script.pt")
 	fmt.Println(f.Kind(), len(f.CodeFiles()))
 	mods, _ := f.Modules()
 	for _, m := range mods {
@@ -76,7 +76,7 @@ func ExampleFile_CodeFiles() {
 }
 
 func ExampleTensor_Float32s() {
-	f := open("testdata/views.pt")
+	f := open("internal/torchfile/testdata/views.pt")
 	sd, _ := f.StateDict()
 	for _, nt := range sd[:2] {
 		v, _ := nt.Tensor.Float32s()

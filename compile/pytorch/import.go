@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/compile/pytorch/internal/torchfile"
 	"github.com/neuro-go/neuro/snn"
 )
 
@@ -32,10 +33,9 @@ import (
 //     reset_delay is not in a state_dict: snnTorch's default (true) is
 //     assumed and reported; a Layers entry with params {"reset_delay": 0}
 //     says otherwise.
-//   - state_dicts of the neuro lima language models (the neuro-1 family,
-//     models/train/arch.py), recognised by their keys (embed.weight,
-//     head_bias, blocks.N.mix_in/mix_p/mix_out/fc1/fc2): token one-hot in,
-//     logits out, one timestep per token; see limaGraph.
+//   - state_dicts of a registered Architecture, recognised by their keys
+//     (see RegisterArchitecture): the neuro-1 language models' lima
+//     architecture, when models/lima is linked in, and any user's.
 //   - Norse and SpikingJelly state_dicts, and plain PyTorch ANN state_dicts,
 //     described by opts.Layers (their tensors do not say what lies between
 //     the weights). Kinds: "linear", "conv2d", "relu", "flatten",
@@ -83,8 +83,8 @@ func Import(r io.ReaderAt, size int64, opts *compile.ImportOptions) (g *snn.Grap
 	}
 	lim := Limits{
 		MaxEntryBytes:     max(1, o.MaxBytes),
-		MaxInflateBytes:   max(1, min(o.MaxBytes, defaultMaxInflateBytes)),
-		MaxTensorElements: max(1, min(o.MaxBytes/4, defaultMaxTensorElements)),
+		MaxInflateBytes:   max(1, min(o.MaxBytes, torchfile.DefaultMaxInflateBytes)),
+		MaxTensorElements: max(1, min(o.MaxBytes/4, torchfile.DefaultMaxTensorElements)),
 	}
 	f, err := Open(r, size, &Options{Limits: lim})
 	if err != nil {
@@ -101,11 +101,8 @@ func Import(r io.ReaderAt, size int64, opts *compile.ImportOptions) (g *snn.Grap
 		if err != nil {
 			return nil, nil, err
 		}
-		if isLima(sd) {
-			if g, err = im.limaGraph(sd); err != nil {
-				return nil, nil, err
-			}
-			return g, im.rep, nil
+		if g, rep, ok, err := buildArchitecture(sd, &o); ok || err != nil {
+			return g, rep, err
 		}
 		layers, err = im.stateDictLayers(sd)
 		if err != nil {
@@ -117,7 +114,7 @@ func Import(r io.ReaderAt, size int64, opts *compile.ImportOptions) (g *snn.Grap
 			return nil, nil, err
 		}
 	default:
-		return nil, nil, &compile.UnsupportedError{Reason: fmt.Sprintf("the file holds %s, not a state_dict, an nn.Module or a TorchScript module", typeName(f.Root()))}
+		return nil, nil, &compile.UnsupportedError{Reason: fmt.Sprintf("the file holds %s, not a state_dict, an nn.Module or a TorchScript module", torchfile.TypeName(f.Root()))}
 	}
 	g, err = im.build(layers)
 	if err != nil {
@@ -263,7 +260,7 @@ func (im *importer) sequentialLayers(sd []NamedTensor) ([]*layer, error) {
 		pre, local, ok := strings.Cut(nt.Name, ".")
 		idx, err := strconv.Atoi(pre)
 		if !ok || err != nil || idx < 0 || local == "" {
-			return nil, &compile.UnsupportedError{Node: nt.Name, Reason: "key is not <layer index>.<tensor>: not an nn.Sequential state_dict; describe its layers with ImportOptions.Layers"}
+			return nil, &compile.UnsupportedError{Node: nt.Name, Reason: "key is not <layer index>.<tensor>: not an nn.Sequential state_dict; describe its layers with ImportOptions.Layers, or link the package of its architecture (registered: " + architectureList() + ")"}
 		}
 		l := byIdx[idx]
 		if l == nil {
@@ -568,7 +565,7 @@ func moduleHyper(l *layer, m *ModuleInfo, cls string) error {
 		case string:
 			return false, l.unsupported("%s %s=%q is not supported; give explicit numbers", cls, name, x)
 		default:
-			return false, l.unsupported("%s %s is a %s", cls, name, typeName(v))
+			return false, l.unsupported("%s %s is a %s", cls, name, torchfile.TypeName(v))
 		}
 		return true, nil
 	}

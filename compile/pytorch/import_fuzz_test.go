@@ -19,7 +19,7 @@ import (
 // MaxBytes.
 func FuzzImport(f *testing.F) {
 	var paths []string
-	for _, pat := range []string{"testdata/*.pt", "testdata/snn/*.pt", "testdata/lima/*.pt", "../testdata/digits/*.pt"} {
+	for _, pat := range []string{"internal/torchfile/testdata/*.pt", "testdata/snn/*.pt", "../testdata/digits/*.pt"} {
 		m, err := filepath.Glob(pat)
 		if err != nil {
 			f.Fatal(err)

@@ -415,7 +415,7 @@ func TestGolden(t *testing.T) {
 				{Name: "4", Kind: "linear"}, {Name: "5", Kind: "spikingjelly.lif", Params: map[string]float64{"tau": 4, "decay_input": 0, "v_reset": -0.5}},
 			}}
 		}},
-		{"pytorch_cnn_module", "testdata/cnn_module.pt", func() *compile.ImportOptions {
+		{"pytorch_cnn_module", "internal/torchfile/testdata/cnn_module.pt", func() *compile.ImportOptions {
 			return &compile.ImportOptions{Layers: []compile.LayerSpec{{Name: "0", Shape: []int{1, 6, 6}}}}
 		}},
 	}
@@ -446,34 +446,6 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
-}
-
-// sdTensor is one tensor of a state_dict built by the tests.
-type sdTensor struct {
-	name  string
-	shape []int64
-	data  []float32
-}
-
-// buildStateDict writes a torch.save-format state_dict archive.
-func buildStateDict(tb testing.TB, ts ...sdTensor) []byte {
-	tb.Helper()
-	p := newPK().global("collections", "OrderedDict").op(opEmptyTuple, opReduce, opMark)
-	entries := []zentry{{name: "archive/data.pkl"}}
-	for i, t := range ts {
-		strides := make([]int64, len(t.shape))
-		s := int64(1)
-		for j := len(t.shape) - 1; j >= 0; j-- {
-			strides[j] = s
-			s *= t.shape[j]
-		}
-		k := strconv.Itoa(i)
-		p.str(t.name).tensor(k, int64(len(t.data)), 0, t.shape, strides)
-		entries = append(entries, zentry{"archive/data/" + k, f32bytes(t.data...)})
-	}
-	entries[0].data = p.op(opSetItems).stop()
-	entries = append(entries, zentry{"archive/version", []byte("3\n")})
-	return buildZip(tb, entries...)
 }
 
 func filled(n int, v float32) []float32 {
@@ -556,7 +528,7 @@ func TestUnsupportedModule(t *testing.T) {
 	// The reader's fixture cnn_module.pt (Conv2d, BatchNorm2d, ReLU,
 	// AvgPool2d, Flatten, Linear) with its ReLU class swapped for Tanh, which
 	// the reader allows but the converter cannot represent.
-	raw, err := os.ReadFile(filepath.Join("testdata", "cnn_module.pt"))
+	raw, err := os.ReadFile(filepath.Join("internal", "torchfile", "testdata", "cnn_module.pt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/compile/pytorch"
+	_ "github.com/neuro-go/neuro/models/lima" // the neuro-1 architecture, for compile.Import
 	"github.com/neuro-go/neuro/snn"
 )
 

@@ -1,4 +1,4 @@
-package pytorch
+package torchfile
 
 import (
 	"encoding/binary"
@@ -322,11 +322,11 @@ func appendKey(b []byte, v any, depth int) ([]byte, error) {
 	}
 	// Identity-hashed objects (modules, tensors) are rare as keys; refuse them
 	// rather than hash by address, which would make output depend on layout.
-	return nil, fmt.Errorf("%w of type %s", errUnhashable, typeName(v))
+	return nil, fmt.Errorf("%w of type %s", errUnhashable, TypeName(v))
 }
 
-// typeName names a value's Python type for error messages.
-func typeName(v any) string {
+// TypeName names a value's Python type for error messages.
+func TypeName(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "None"

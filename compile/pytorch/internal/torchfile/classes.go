@@ -1,4 +1,4 @@
-package pytorch
+package torchfile
 
 import "strings"
 

@@ -1,4 +1,4 @@
-package pytorch
+package torchfile
 
 import (
 	"bytes"
@@ -564,7 +564,7 @@ func (u *unpickler) step() error {
 		}
 		s, ok := t.(*Set)
 		if !ok || s.Frozen {
-			return u.errf("ADDITEMS on %s", typeName(t))
+			return u.errf("ADDITEMS on %s", TypeName(t))
 		}
 		return u.addToSet(s, items)
 	case opFrozenSet:
@@ -657,7 +657,7 @@ func (u *unpickler) step() error {
 		mod, ok1 := mv.(string)
 		name, ok2 := nv.(string)
 		if !ok1 || !ok2 {
-			return u.errf("STACK_GLOBAL wants two strings, got %s and %s", typeName(mv), typeName(nv))
+			return u.errf("STACK_GLOBAL wants two strings, got %s and %s", TypeName(mv), TypeName(nv))
 		}
 		g, err := u.global(mod, name)
 		if err != nil {
@@ -702,7 +702,7 @@ func (u *unpickler) step() error {
 		}
 		args, ok := argv.(Tuple)
 		if !ok {
-			return u.errf("REDUCE arguments are %s, not a tuple", typeName(argv))
+			return u.errf("REDUCE arguments are %s, not a tuple", TypeName(argv))
 		}
 		v, err := u.call(fn, args)
 		if err != nil {
@@ -727,7 +727,7 @@ func (u *unpickler) step() error {
 		}
 		args, ok := argv.(Tuple)
 		if !ok {
-			return u.errf("%s arguments are %s, not a tuple", opName(u.op), typeName(argv))
+			return u.errf("%s arguments are %s, not a tuple", opName(u.op), TypeName(argv))
 		}
 		if kw, ok := kwargs.(*Dict); kwargs != nil && (!ok || kw.Len() > 0) {
 			return fmt.Errorf("%w: NEWOBJ_EX with keyword arguments", ErrUnsupported)
@@ -803,7 +803,7 @@ func (u *unpickler) appendTo(items []any) error {
 	}
 	l, ok := t.(*List)
 	if !ok {
-		return u.errf("APPEND to %s", typeName(t))
+		return u.errf("APPEND to %s", TypeName(t))
 	}
 	l.Items = append(l.Items, items...)
 	return nil
@@ -816,7 +816,7 @@ func (u *unpickler) setItemsOnTop(items []any) error {
 	}
 	d, ok := t.(*Dict)
 	if !ok {
-		return u.errf("SETITEM on %s", typeName(t))
+		return u.errf("SETITEM on %s", TypeName(t))
 	}
 	return u.setItems(d, items)
 }

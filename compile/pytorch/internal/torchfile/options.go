@@ -1,4 +1,4 @@
-package pytorch
+package torchfile
 
 import "fmt"
 
@@ -44,15 +44,19 @@ type Limits struct {
 	MaxDepth int
 }
 
+// Defaults of the Limits that the importer also uses to derive its own.
 const (
-	defaultMaxEntries        = 65536
-	defaultMaxPickleBytes    = 256 << 20
-	defaultMaxEntryBytes     = 16 << 30
-	defaultMaxTensorElements = 1 << 30
-	defaultMaxInflateBytes   = 1 << 30
-	defaultMaxDims           = 64
-	defaultMaxDepth          = 1000
-	defaultMaxModules        = 1 << 16
+	DefaultMaxTensorElements = 1 << 30
+	DefaultMaxInflateBytes   = 1 << 30
+)
+
+const (
+	defaultMaxEntries     = 65536
+	defaultMaxPickleBytes = 256 << 20
+	defaultMaxEntryBytes  = 16 << 30
+	defaultMaxDims        = 64
+	defaultMaxDepth       = 1000
+	defaultMaxModules     = 1 << 16
 )
 
 // Validate reports a negative limit.
@@ -93,10 +97,10 @@ func (l Limits) withDefaults() Limits {
 		l.MaxEntryBytes = defaultMaxEntryBytes
 	}
 	if l.MaxInflateBytes == 0 {
-		l.MaxInflateBytes = defaultMaxInflateBytes
+		l.MaxInflateBytes = DefaultMaxInflateBytes
 	}
 	if l.MaxTensorElements == 0 {
-		l.MaxTensorElements = defaultMaxTensorElements
+		l.MaxTensorElements = DefaultMaxTensorElements
 	}
 	if l.MaxDims == 0 {
 		l.MaxDims = defaultMaxDims

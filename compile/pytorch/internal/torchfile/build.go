@@ -1,4 +1,4 @@
-package pytorch
+package torchfile
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 func (u *unpickler) call(fn any, args Tuple) (any, error) {
 	g, ok := fn.(*Global)
 	if !ok {
-		return nil, u.errf("cannot call %s", typeName(fn))
+		return nil, u.errf("cannot call %s", TypeName(fn))
 	}
 	switch g.info.kind {
 	case ckOrderedDict, ckDict:
@@ -69,7 +69,7 @@ func (u *unpickler) call(fn any, args Tuple) (any, error) {
 		}
 		t, ok := args[0].(*Tensor)
 		if !ok {
-			return nil, u.errf("%s: first argument is %s, not a tensor", g, typeName(args[0]))
+			return nil, u.errf("%s: first argument is %s, not a tensor", g, TypeName(args[0]))
 		}
 		p := *t
 		p.Parameter = true
@@ -77,7 +77,7 @@ func (u *unpickler) call(fn any, args Tuple) (any, error) {
 		if len(args) > 1 {
 			rg, ok := args[1].(bool)
 			if !ok {
-				return nil, u.errf("%s: requires_grad is %s", g, typeName(args[1]))
+				return nil, u.errf("%s: requires_grad is %s", g, TypeName(args[1]))
 			}
 			p.RequiresGrad = rg
 		}
@@ -95,7 +95,7 @@ func (u *unpickler) call(fn any, args Tuple) (any, error) {
 		}
 		for _, v := range items {
 			if _, ok := v.(int64); !ok {
-				return nil, u.errf("torch.Size of %s", typeName(v))
+				return nil, u.errf("torch.Size of %s", TypeName(v))
 			}
 		}
 		return append(Tuple(nil), items...), nil
@@ -104,7 +104,7 @@ func (u *unpickler) call(fn any, args Tuple) (any, error) {
 			return nil, u.errf("torch.device: %d arguments", len(args))
 		}
 		if _, ok := args[0].(string); !ok {
-			return nil, u.errf("torch.device of %s", typeName(args[0]))
+			return nil, u.errf("torch.device of %s", TypeName(args[0]))
 		}
 		return &Object{Class: "torch.device", Args: args}, nil
 	case ckJitList:
@@ -127,7 +127,7 @@ func (u *unpickler) call(fn any, args Tuple) (any, error) {
 func (u *unpickler) newObj(cls any, args Tuple) (any, error) {
 	g, ok := cls.(*Global)
 	if !ok {
-		return nil, u.errf("NEWOBJ on %s, not a class", typeName(cls))
+		return nil, u.errf("NEWOBJ on %s, not a class", TypeName(cls))
 	}
 	switch g.info.kind {
 	case ckModule:
@@ -159,12 +159,12 @@ func (u *unpickler) build(obj, state any) error {
 		if o.Attrs == nil {
 			o.Attrs = NewDict()
 		}
-		return u.setAttrs(o.Attrs, typeName(o), dictState, slotState)
+		return u.setAttrs(o.Attrs, TypeName(o), dictState, slotState)
 	case *Object:
 		o.State = state
 		return nil
 	}
-	return u.errf("BUILD on %s", typeName(obj))
+	return u.errf("BUILD on %s", TypeName(obj))
 }
 
 func (u *unpickler) setAttrs(attrs *Dict, class string, states ...any) error {
@@ -174,12 +174,12 @@ func (u *unpickler) setAttrs(attrs *Dict, class string, states ...any) error {
 		}
 		d, ok := s.(*Dict)
 		if !ok {
-			return u.errf("BUILD state for %s is %s, not a dict", class, typeName(s))
+			return u.errf("BUILD state for %s is %s, not a dict", class, TypeName(s))
 		}
 		for _, it := range d.Items() {
 			name, ok := it.Key.(string)
 			if !ok {
-				return u.errf("attribute name of %s is %s", class, typeName(it.Key))
+				return u.errf("attribute name of %s is %s", class, TypeName(it.Key))
 			}
 			if err := attrs.set(name, it.Value, u.limits.MaxDepth); err != nil {
 				return u.keyErr("attribute", err)
@@ -209,7 +209,7 @@ func (u *unpickler) fillDict(d *Dict, src any) error {
 			if l, isList := it.(*List); isList {
 				pair = l.Items
 			} else {
-				return u.errf("dict item is %s, not a pair", typeName(it))
+				return u.errf("dict item is %s, not a pair", TypeName(it))
 			}
 		}
 		if len(pair) != 2 {
@@ -231,7 +231,7 @@ func iterItems(v any) ([]any, error) {
 	case *Set:
 		return x.Items, nil
 	}
-	return nil, fmt.Errorf("%s is not iterable here", typeName(v))
+	return nil, fmt.Errorf("%s is not iterable here", TypeName(v))
 }
 
 func (u *unpickler) bytesFrom(g *Global, args Tuple) (any, error) {

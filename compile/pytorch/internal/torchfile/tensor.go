@@ -1,4 +1,4 @@
-package pytorch
+package torchfile
 
 import (
 	"encoding/binary"
@@ -159,20 +159,20 @@ func (t *Tensor) err(e error) error {
 func (u *unpickler) persistentLoad(pid any) (any, error) {
 	t, ok := pid.(Tuple)
 	if !ok || len(t) != 5 {
-		return nil, u.errf("persistent id is %s, not a 5-tuple", typeName(pid))
+		return nil, u.errf("persistent id is %s, not a 5-tuple", TypeName(pid))
 	}
 	if tag, _ := t[0].(string); tag != "storage" {
 		return nil, fmt.Errorf("%w: persistent id of kind %v", ErrUnsupported, t[0])
 	}
 	g, ok := t[1].(*Global)
 	if !ok || g.info.kind != ckStorageType {
-		return nil, u.errf("persistent id storage type is %s", typeName(t[1]))
+		return nil, u.errf("persistent id storage type is %s", TypeName(t[1]))
 	}
 	key, ok1 := t[2].(string)
 	loc, ok2 := t[3].(string)
 	numel, ok3 := t[4].(int64)
 	if !ok1 || !ok2 || !ok3 {
-		return nil, u.errf("persistent id fields are (%s, %s, %s), want (str, str, int)", typeName(t[2]), typeName(t[3]), typeName(t[4]))
+		return nil, u.errf("persistent id fields are (%s, %s, %s), want (str, str, int)", TypeName(t[2]), TypeName(t[3]), TypeName(t[4]))
 	}
 	if !validKey(key) {
 		return nil, u.errf("storage key %q is not a plain name", truncate([]byte(key)))
@@ -222,11 +222,11 @@ func (u *unpickler) rebuildTensor(g *Global, args Tuple) (any, error) {
 	}
 	st, ok := args[0].(*Storage)
 	if !ok {
-		return nil, u.errf("%s: storage is %s", g, typeName(args[0]))
+		return nil, u.errf("%s: storage is %s", g, TypeName(args[0]))
 	}
 	off, ok := args[1].(int64)
 	if !ok {
-		return nil, u.errf("%s: storage_offset is %s", g, typeName(args[1]))
+		return nil, u.errf("%s: storage_offset is %s", g, TypeName(args[1]))
 	}
 	shape, err := u.intTuple(args[2], "size")
 	if err != nil {
@@ -240,7 +240,7 @@ func (u *unpickler) rebuildTensor(g *Global, args Tuple) (any, error) {
 	if len(args) > 4 {
 		rg, ok := args[4].(bool)
 		if !ok {
-			return nil, u.errf("%s: requires_grad is %s", g, typeName(args[4]))
+			return nil, u.errf("%s: requires_grad is %s", g, TypeName(args[4]))
 		}
 		t.RequiresGrad = rg
 	}
@@ -262,7 +262,7 @@ func (u *unpickler) intTuple(v any, what string) ([]int64, error) {
 	for i, x := range items {
 		n, ok := x.(int64)
 		if !ok {
-			return nil, u.errf("tensor %s[%d] is %s", what, i, typeName(x))
+			return nil, u.errf("tensor %s[%d] is %s", what, i, TypeName(x))
 		}
 		out[i] = n
 	}

@@ -7,7 +7,7 @@ its readout gain (head_scale), set to 2.5.
 
 Run from the repository root with Debian's PyTorch 1.13:
 
-    /usr/bin/python3 compile/pytorch/testdata/lima/gen.py
+    /usr/bin/python3 models/lima/testdata/gen.py
 """
 import json
 import os
@@ -16,7 +16,7 @@ import sys
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "models", "train"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "train"))
 import arch  # noqa: E402
 
 

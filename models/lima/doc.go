@@ -1,0 +1,40 @@
+// Package lima teaches compile/pytorch the architecture of the neuro-1
+// language models, so that their state_dicts import with no description.
+// A blank import is enough:
+//
+//	import _ "github.com/neuro-go/neuro/models/lima"
+//
+// after which compile.Import("pytorch", ...) recognises a lima state_dict by
+// its keys and builds its spiking graph. Package models imports it, so
+// every program that links the built-in models reads their .pt files.
+//
+// # Overview
+//
+// lima (models/train/arch.py) is a tied token embedding, blocks of
+// leaky-integrator token mixing and a spiking MLP that both add to a
+// residual current, and a tied readout. Its state_dict names every tensor
+// it needs:
+//
+//	embed.weight              (V, d)  the embedding; the readout's weight too
+//	head_bias                 (V)
+//	head_scale                ()      optional: the readout's weight is head_scale × embed.weight
+//	blocks.{i}.mix_in.weight  (k, d)
+//	blocks.{i}.mix_p          (k)     σ(mix_p) is the LI's decay per step
+//	blocks.{i}.mix_out.weight (d, k)
+//	blocks.{i}.fc1.weight     (h, d), blocks.{i}.fc1.bias (h)
+//	blocks.{i}.fc2.weight     (d, h)
+//
+// The package is an example of pytorch.Architecture as much as a part of
+// the product: it reads its tensors only through pytorch.StateDict, as a
+// user's architecture would, and so inherits the importer's byte budget and
+// its refusal of NaN and infinite weights.
+//
+// # Invariants
+//
+//   - A state_dict is lima's when it has embed.weight, head_bias and
+//     blocks.0.mix_p; once claimed, any other key, a missing block or
+//     tensor, or a shape that disagrees with the others is a
+//     *compile.UnsupportedError naming the key.
+//   - One timestep per token; the graph is feed-forward, so the token's
+//     logits leave in the step it enters.
+package lima

@@ -1,0 +1,215 @@
+package lima
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/compile/pytorch"
+	"github.com/neuro-go/neuro/snn"
+)
+
+// Name is the architecture's registered name, and the one LayerSpec.Kind
+// that ImportOptions.Layers may hold for a lima state_dict.
+const Name = "neuro.lima"
+
+// ReportKind is the Kind of the compile.ImportReport of a lima import.
+const ReportKind = "neuro lima state_dict"
+
+func init() { pytorch.RegisterArchitecture(Name, Architecture{}) }
+
+// Architecture is lima as a pytorch.Architecture. The zero value is ready
+// to use; the package's init registers one.
+type Architecture struct{}
+
+var blockKeys = []string{"mix_in.weight", "mix_p", "mix_out.weight", "fc1.weight", "fc1.bias", "fc2.weight"}
+
+// Match reports whether sd has lima's keys.
+func (Architecture) Match(sd *pytorch.StateDict) bool {
+	return sd.Has("embed.weight") && sd.Has("head_bias") && sd.Has("blocks.0.mix_p")
+}
+
+// Build builds the graph of a lima state_dict: per block i
+//
+//	u → b{i}.mix_in (Linear) → b{i}.mix (LI) → b{i}.mix_out (Linear) → b{i}.sum
+//	u → b{i}.sum (Scale 1, a junction)
+//	b{i}.sum → b{i}.fc1 (Affine) → b{i}.spk (Threshold 0) → b{i}.fc2 (Linear) → b{i}.out
+//	b{i}.sum → b{i}.out (Scale 1)
+//
+// with u the embedding's output for block 0 and the previous block's out
+// after it; then head (Affine: the embedding's weight, times head_scale
+// where the state_dict has one, and head_bias) and logits (Output). The
+// token enters as a one-hot vector on the Input node "token".
+func (Architecture) Build(sd *pytorch.StateDict, opts *compile.ImportOptions) (*snn.Graph, *compile.ImportReport, error) {
+	o := opts.WithDefaults()
+	if len(o.Layers) > 1 || len(o.Layers) == 1 && o.Layers[0].Kind != Name {
+		return nil, nil, &compile.UnsupportedError{Reason: "a neuro lima state_dict describes itself; ImportOptions.Layers must be empty or the single entry {kind: \"" + Name + "\"}"}
+	}
+	blocks := map[int]bool{}
+	for _, key := range sd.Keys() {
+		rest, ok := strings.CutPrefix(key, "blocks.")
+		if !ok {
+			if key != "embed.weight" && key != "head_bias" && key != "head_scale" {
+				return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of the neuro lima architecture (embed.weight, head_bias, head_scale, blocks.N.*)"}
+			}
+			continue
+		}
+		pre, local, _ := strings.Cut(rest, ".")
+		i, err := strconv.Atoi(pre)
+		if err != nil || i < 0 || i >= sd.Len() || strconv.Itoa(i) != pre || !slices.Contains(blockKeys, local) {
+			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(blockKeys, ", ") + ")"}
+		}
+		blocks[i] = true
+	}
+	embed, err := sd.Tensor("embed.weight", 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	vocab, d := embed.Shape[0], embed.Shape[1]
+	headBias, err := sd.Float32s("head_bias")
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(headBias) != vocab {
+		return nil, nil, &compile.UnsupportedError{Node: "head_bias", Reason: fmt.Sprintf("%d values for a vocabulary of %d", len(headBias), vocab)}
+	}
+	head := embed
+	if sd.Has("head_scale") {
+		if head, err = scaledHead(sd, embed); err != nil {
+			return nil, nil, err
+		}
+	}
+	g := snn.NewGraph().
+		Add("token", &snn.Input{Shape: []int{vocab}}).
+		Add("embed", &snn.Linear{Weight: transpose(embed)})
+	g.Connect("token", "embed")
+	u := "embed"
+	for i := range len(blocks) {
+		if !blocks[i] {
+			return nil, nil, &compile.UnsupportedError{Node: fmt.Sprintf("blocks.%d", i), Reason: fmt.Sprintf("missing: the state_dict has %d blocks but not this one", len(blocks))}
+		}
+		if err := addBlock(g, sd, i, u, d, o.Dt); err != nil {
+			return nil, nil, err
+		}
+		u = fmt.Sprintf("b%d.out", i)
+	}
+	g.Add("head", &snn.Affine{Weight: head, Bias: headBias}).
+		Add("logits", &snn.Output{}).
+		Connect(u, "head", "logits")
+	if err := g.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("lima: %w", err)
+	}
+	rep := &compile.ImportReport{Kind: ReportKind, Warnings: []string{
+		fmt.Sprintf("inferred: neuro lima language model from its keys: vocabulary %d, width %d, %d blocks; one timestep per token, dt %g s", vocab, d, len(blocks), o.Dt),
+	}}
+	return g, rep, nil
+}
+
+// scaledHead returns the readout's weight, head_scale × embed, rounded to
+// float32 as PyTorch's product is.
+func scaledHead(sd *pytorch.StateDict, embed *snn.Tensor) (*snn.Tensor, error) {
+	s, err := sd.Float32s("head_scale")
+	if err != nil {
+		return nil, err
+	}
+	if len(s) != 1 {
+		return nil, &compile.UnsupportedError{Node: "head_scale", Reason: fmt.Sprintf("%d values, want one scalar", len(s))}
+	}
+	out := snn.NewTensor(embed.Shape...)
+	for i, w := range embed.Data {
+		out.Data[i] = s[0] * w
+	}
+	return out, nil
+}
+
+// addBlock adds block i's nodes, named b{i}.*, fed by node u.
+func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt float64) error {
+	key := func(local string) string { return fmt.Sprintf("blocks.%d.%s", i, local) }
+	for _, k := range blockKeys {
+		if !sd.Has(key(k)) {
+			return &compile.UnsupportedError{Node: fmt.Sprintf("blocks.%d", i), Reason: fmt.Sprintf("missing tensor %q", key(k))}
+		}
+	}
+	var w [4]*snn.Tensor
+	for j, k := range []string{"mix_in.weight", "mix_out.weight", "fc1.weight", "fc2.weight"} {
+		var err error
+		if w[j], err = sd.Tensor(key(k), 2); err != nil {
+			return err
+		}
+	}
+	mixIn, mixOut, fc1, fc2 := w[0], w[1], w[2], w[3]
+	k, h := mixIn.Shape[0], fc1.Shape[0]
+	for _, c := range []struct {
+		key  string
+		t    *snn.Tensor
+		want [2]int
+	}{
+		{"mix_in.weight", mixIn, [2]int{k, d}},
+		{"mix_out.weight", mixOut, [2]int{d, k}},
+		{"fc1.weight", fc1, [2]int{h, d}},
+		{"fc2.weight", fc2, [2]int{d, h}},
+	} {
+		if c.t.Shape[0] != c.want[0] || c.t.Shape[1] != c.want[1] {
+			return &compile.UnsupportedError{Node: key(c.key), Reason: fmt.Sprintf("shape %v, want %v (width %d, %d mixing channels, %d hidden)", c.t.Shape, c.want, d, k, h)}
+		}
+	}
+	bias, err := sd.Float32s(key("fc1.bias"))
+	if err != nil {
+		return err
+	}
+	if len(bias) != h {
+		return &compile.UnsupportedError{Node: key("fc1.bias"), Reason: fmt.Sprintf("%d values for %d hidden neurons", len(bias), h)}
+	}
+	p32, err := sd.Float32s(key("mix_p"))
+	if err != nil {
+		return err
+	}
+	if len(p32) != k {
+		return &compile.UnsupportedError{Node: key("mix_p"), Reason: fmt.Sprintf("%d values for %d mixing channels", len(p32), k)}
+	}
+	// σ(p) = a = exp(−dt/τ): τ = −dt / ln σ(p) = dt / softplus(−p).
+	tau := make([]float64, k)
+	for j, x := range p32 {
+		sp := softplus(-float64(x))
+		if !(sp > 0) {
+			return &compile.UnsupportedError{Node: key("mix_p"), Reason: fmt.Sprintf("element %d is %v: the decay σ(p) rounds to 1, an infinite time constant", j, x)}
+		}
+		tau[j] = dt / sp
+	}
+	p := fmt.Sprintf("b%d.", i)
+	g.Add(p+"mix_in", &snn.Linear{Weight: mixIn}).
+		Add(p+"mix", &snn.LI{Tau: tau, R: []float64{1}, VLeak: []float64{0}}).
+		Add(p+"mix_out", &snn.Linear{Weight: mixOut}).
+		Add(p+"sum", &snn.Scale{Scale: []float32{1}, Shape: []int{d}}).
+		Add(p+"fc1", &snn.Affine{Weight: fc1, Bias: bias}).
+		Add(p+"spk", &snn.Threshold{Threshold: []float64{0}, Shape: []int{h}}).
+		Add(p+"fc2", &snn.Linear{Weight: fc2}).
+		Add(p+"out", &snn.Scale{Scale: []float32{1}, Shape: []int{d}}).
+		Connect(u, p+"mix_in", p+"mix", p+"mix_out", p+"sum").
+		Connect(u, p+"sum", p+"fc1", p+"spk", p+"fc2", p+"out").
+		Connect(p+"sum", p+"out")
+	return nil
+}
+
+// softplus is ln(1 + eˣ) without overflow: −ln σ(p) = softplus(−p).
+func softplus(x float64) float64 {
+	if x > 30 {
+		return x
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+// transpose returns the (c, r) transpose of an (r, c) tensor.
+func transpose(t *snn.Tensor) *snn.Tensor {
+	r, c := t.Shape[0], t.Shape[1]
+	out := snn.NewTensor(c, r)
+	for i := range r {
+		for j := range c {
+			out.Data[j*r+i] = t.Data[i*c+j]
+		}
+	}
+	return out
+}
