@@ -1,10 +1,6 @@
 package xylo
 
-import (
-	"fmt"
-
-	"github.com/neuro-go/neuro/compile"
-)
+import "fmt"
 
 // Limits of the Xylo Audio 2 (SYNS61201) SNN core.
 //
@@ -125,18 +121,15 @@ const target = "xylo-audio-2"
 // shift ranges. Errors wrap compile.ErrUnsupported (*compile.FitError for
 // a resource limit) or say which field is malformed.
 func (n *Network) Validate() error {
-	fit := func(node, limit string, need, have int) error {
-		return &compile.FitError{Target: target, Node: node, Limit: limit, Need: need, Have: have}
-	}
 	switch {
 	case n.Inputs < 1 || n.Hidden < 1 || n.Outputs < 1:
 		return fmt.Errorf("xylo: network of %d inputs, %d hidden, %d outputs: each needs at least one", n.Inputs, n.Hidden, n.Outputs)
 	case n.Inputs > MaxInputs:
-		return fit("input", "input channels", n.Inputs, MaxInputs)
+		return fitError("input", "input channels", n.Inputs, MaxInputs)
 	case n.Hidden > MaxHidden:
-		return fit("hidden", "hidden neurons", n.Hidden, MaxHidden)
+		return fitError("hidden", "hidden neurons", n.Hidden, MaxHidden)
 	case n.Outputs > MaxOutputs:
-		return fit("output", "output neurons", n.Outputs, MaxOutputs)
+		return fitError("output", "output neurons", n.Outputs, MaxOutputs)
 	}
 	lens := []struct {
 		name      string
@@ -160,7 +153,7 @@ func (n *Network) Validate() error {
 		v    uint8
 	}{{"ShiftIn", n.ShiftIn}, {"ShiftRec", n.ShiftRec}, {"ShiftOut", n.ShiftOut}} {
 		if s.v > MaxWeightShift {
-			return fit(s.name, "weight bit-shift", int(s.v), MaxWeightShift)
+			return fitError(s.name, "weight bit-shift", int(s.v), MaxWeightShift)
 		}
 	}
 	for _, d := range []struct {
@@ -169,7 +162,7 @@ func (n *Network) Validate() error {
 	}{{"DashMem", n.DashMem}, {"DashSyn", n.DashSyn}, {"DashSyn2", n.DashSyn2}, {"DashMemOut", n.DashMemOut}, {"DashSynOut", n.DashSynOut}} {
 		for i, v := range d.v {
 			if v > MaxDash {
-				return fit(fmt.Sprintf("%s[%d]", d.name, i), "decay bit-shift (4 bits)", int(v), MaxDash)
+				return fitError(fmt.Sprintf("%s[%d]", d.name, i), "decay bit-shift (4 bits)", int(v), MaxDash)
 			}
 		}
 	}
@@ -184,12 +177,12 @@ func (n *Network) Validate() error {
 			}
 		}
 		if fan > MaxFanOut {
-			return fit(fmt.Sprintf("hidden[%d]", pre), "recurrent fan-out per neuron", fan, MaxFanOut)
+			return fitError(fmt.Sprintf("hidden[%d]", pre), "recurrent fan-out per neuron", fan, MaxFanOut)
 		}
 		total += fan
 	}
 	if total > MaxRecurrentSynapses {
-		return fit("hidden", "recurrent synapses", total, MaxRecurrentSynapses)
+		return fitError("hidden", "recurrent synapses", total, MaxRecurrentSynapses)
 	}
 	for i, a := range n.Alias {
 		if a < -1 || int(a) >= n.Hidden {

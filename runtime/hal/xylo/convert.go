@@ -3,7 +3,6 @@ package xylo
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/snn"
@@ -122,21 +121,9 @@ const (
 // else is refused with an error wrapping compile.ErrUnsupported that names
 // the node and the limit.
 func Convert(p *compile.Program, opts *ConvertOptions) (*Network, *ConversionReport, error) {
-	var o ConvertOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.InputQuantum == 0 {
-		o.InputQuantum = 1
-	}
-	if !(o.InputQuantum > 0) || math.IsInf(o.InputQuantum, 0) {
-		return nil, nil, fmt.Errorf("xylo: InputQuantum %v, must be positive", o.InputQuantum)
-	}
-	if o.ThresholdTarget == 0 {
-		o.ThresholdTarget = 8192
-	}
-	if o.ThresholdTarget < 1 || o.ThresholdTarget > stateMax {
-		return nil, nil, fmt.Errorf("xylo: ThresholdTarget %d out of [1, %d]", o.ThresholdTarget, stateMax)
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, nil, err
 	}
 	if p == nil || p.Graph == nil {
 		return nil, nil, fmt.Errorf("xylo: program has no graph")
@@ -150,113 +137,191 @@ func Convert(p *compile.Program, opts *ConvertOptions) (*Network, *ConversionRep
 	if err != nil {
 		return nil, nil, fmt.Errorf("xylo: %w", err)
 	}
-	unsup := func(node, format string, args ...any) error {
-		return &compile.UnsupportedError{Node: node, Reason: "xylo: " + fmt.Sprintf(format, args...)}
+	c := &converter{o: o, g: g, topo: g.Topology(), shapes: shapes, dt: dt}
+	if err := c.ports(); err != nil {
+		return nil, nil, err
 	}
-	fit := func(node, limit string, need, have int) error {
-		return &compile.FitError{Target: target, Node: node, Limit: limit, Need: need, Have: have}
+	if err := c.neurons(); err != nil {
+		return nil, nil, err
 	}
-	ins, outs := map[string][]string{}, map[string][]string{}
-	for _, e := range g.Edges {
-		outs[e.From] = append(outs[e.From], e.To)
-		ins[e.To] = append(ins[e.To], e.From)
+	if err := c.weightNodes(); err != nil {
+		return nil, nil, err
 	}
-	var input, output string
+	c.rep = &ConversionReport{Dt: dt, InputQuantum: o.InputQuantum}
+	c.scales()
+	c.net = NewNetwork(snn.Size(shapes[c.input].Out), c.nHidden, c.outNode.n)
+	c.quantiseWeights()
+	c.setNeurons()
+	if err := c.net.Validate(); err != nil {
+		return nil, nil, err
+	}
+	c.approximations()
+	return c.net, c.rep, nil
+}
+
+func (o *ConvertOptions) withDefaults() (ConvertOptions, error) {
+	var c ConvertOptions
+	if o != nil {
+		c = *o
+	}
+	if c.InputQuantum == 0 {
+		c.InputQuantum = 1
+	}
+	if !(c.InputQuantum > 0) || math.IsInf(c.InputQuantum, 0) {
+		return c, fmt.Errorf("xylo: InputQuantum %v, must be positive", c.InputQuantum)
+	}
+	if c.ThresholdTarget == 0 {
+		c.ThresholdTarget = 8192
+	}
+	if c.ThresholdTarget < 1 || c.ThresholdTarget > stateMax {
+		return c, fmt.Errorf("xylo: ThresholdTarget %d out of [1, %d]", c.ThresholdTarget, stateMax)
+	}
+	return c, nil
+}
+
+// converter carries a Program through Convert's stages, each of which
+// reads what the ones before it found: the ports and the output node
+// decide which neuron nodes are hidden, the hidden nodes' places decide
+// where each weight node lands in the three matrices, the weights decide
+// each neuron's scale, and the scales decide the integers.
+type converter struct {
+	o      ConvertOptions
+	g      *snn.Graph
+	topo   *snn.Topology
+	shapes map[string]snn.Shape
+	dt     float64
+
+	input, output string // the Input and Output nodes
+	outName       string // the neuron node that feeds the Output
+	hidden        []*neuronNode
+	nHidden       int // neurons in all hidden nodes
+	outNode       *neuronNode
+	byName        map[string]*neuronNode
+	wnodes        []wnode
+
+	net *Network
+	rep *ConversionReport
+}
+
+// wnode is a Linear or Affine node and the matrix it lands in.
+type wnode struct {
+	name, mat string
+	w         *snn.Tensor
+	src, dst  string
+	srcOff    int // the first hidden neuron of src
+}
+
+// unsupported is a refusal that names the node.
+func unsupported(node, format string, args ...any) error {
+	return &compile.UnsupportedError{Node: node, Reason: "xylo: " + fmt.Sprintf(format, args...)}
+}
+
+// fitError is a refusal for a resource limit of the chip.
+func fitError(node, limit string, need, have int) error {
+	return &compile.FitError{Target: target, Node: node, Limit: limit, Need: need, Have: have}
+}
+
+// ports finds the one Input and the one Output, the output neuron node
+// that feeds the Output, and checks the node kinds and the edges at both
+// ends of the chip.
+func (c *converter) ports() error {
+	g, topo := c.g, c.topo
 	for _, name := range g.Names() {
 		switch k := g.Nodes[name].Kind(); k {
 		case snn.KindInput:
-			if input != "" {
-				return nil, nil, unsup(name, "a second Input node; the chip has one input port of %d channels", MaxInputs)
+			if c.input != "" {
+				return unsupported(name, "a second Input node; the chip has one input port of %d channels", MaxInputs)
 			}
-			input = name
+			c.input = name
 		case snn.KindOutput:
-			if output != "" {
-				return nil, nil, unsup(name, "a second Output node; the chip has one output port of %d channels", MaxOutputs)
+			if c.output != "" {
+				return unsupported(name, "a second Output node; the chip has one output port of %d channels", MaxOutputs)
 			}
-			output = name
+			c.output = name
 		case snn.KindLinear, snn.KindAffine, snn.KindLIF, snn.KindCubaLIF, snn.KindLI, snn.KindCubaLI:
 		default:
-			return nil, nil, unsup(name, "the chip runs no %s nodes (only Linear/Affine weights and LIF, CubaLIF, LI, CubaLI neurons)", k)
+			return unsupported(name, "the chip runs no %s nodes (only Linear/Affine weights and LIF, CubaLIF, LI, CubaLI neurons)", k)
 		}
 	}
-	if input == "" || output == "" {
-		return nil, nil, unsup("", "the graph needs one Input and one Output node")
+	if c.input == "" || c.output == "" {
+		return unsupported("", "the graph needs one Input and one Output node")
 	}
-	if n := snn.Size(shapes[input].Out); n > MaxInputs {
-		return nil, nil, fit(input, "input channels", n, MaxInputs)
+	if n := snn.Size(c.shapes[c.input].Out); n > MaxInputs {
+		return fitError(c.input, "input channels", n, MaxInputs)
 	}
-	if len(ins[output]) != 1 || !snn.IsNeuron(g.Nodes[ins[output][0]].Kind()) {
-		return nil, nil, unsup(output, "the Output must be fed by exactly one neuron node (the chip's output neurons)")
+	if in := topo.In(c.output); len(in) != 1 || !snn.IsNeuron(g.Nodes[in[0]].Kind()) {
+		return unsupported(c.output, "the Output must be fed by exactly one neuron node (the chip's output neurons)")
 	}
-	outName := ins[output][0]
-	if n := snn.Size(shapes[outName].Out); n > MaxOutputs {
-		return nil, nil, fit(outName, "output neurons", n, MaxOutputs)
+	c.outName = topo.In(c.output)[0]
+	if n := snn.Size(c.shapes[c.outName].Out); n > MaxOutputs {
+		return fitError(c.outName, "output neurons", n, MaxOutputs)
 	}
-	for _, to := range outs[outName] {
-		if to != output {
-			return nil, nil, unsup(outName, "output neurons feed only the Output (they cannot be recurrent or feed %q)", to)
+	for _, to := range topo.Out(c.outName) {
+		if to != c.output {
+			return unsupported(c.outName, "output neurons feed only the Output (they cannot be recurrent or feed %q)", to)
 		}
 	}
-	for _, to := range outs[input] {
+	for _, to := range topo.Out(c.input) {
 		if k := g.Nodes[to].Kind(); k != snn.KindLinear && k != snn.KindAffine {
-			return nil, nil, unsup(to, "the Input must go through weights first (found %s)", k)
+			return unsupported(to, "the Input must go through weights first (found %s)", k)
 		}
 	}
+	return nil
+}
 
-	// Neuron nodes, hidden in name order, then the output node.
-	var hidden []*neuronNode
-	var outNode *neuronNode
+// neurons reads the neuron nodes, hidden in name order, then the output
+// node, and places the hidden ones one after another on the chip.
+func (c *converter) neurons() error {
+	g := c.g
 	first := 0
 	for _, name := range g.Names() {
 		k := g.Nodes[name].Kind()
 		if !snn.IsNeuron(k) {
 			continue
 		}
-		for _, from := range ins[name] {
+		for _, from := range c.topo.In(name) {
 			if fk := g.Nodes[from].Kind(); fk != snn.KindLinear && fk != snn.KindAffine {
-				return nil, nil, unsup(name, "neurons receive only from Linear or Affine weights (found %s %q)", fk, from)
+				return unsupported(name, "neurons receive only from Linear or Affine weights (found %s %q)", fk, from)
 			}
 		}
-		nn, err := neuronParams(name, g.Nodes[name], snn.Size(shapes[name].Out), dt, unsup, fit)
+		nn, err := neuronParams(name, g.Nodes[name], snn.Size(c.shapes[name].Out), c.dt)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		if name == outName {
-			outNode = nn
+		if name == c.outName {
+			c.outNode = nn
 			continue
 		}
 		if !nn.spiking {
-			return nil, nil, unsup(name, "hidden neurons must spike (%s is non-spiking; only the output node may be LI or CubaLI)", k)
+			return unsupported(name, "hidden neurons must spike (%s is non-spiking; only the output node may be LI or CubaLI)", k)
 		}
-		for _, to := range outs[name] {
+		for _, to := range c.topo.Out(name) {
 			if tk := g.Nodes[to].Kind(); tk != snn.KindLinear && tk != snn.KindAffine {
-				return nil, nil, unsup(name, "hidden neurons connect only through weights (found %s %q)", tk, to)
+				return unsupported(name, "hidden neurons connect only through weights (found %s %q)", tk, to)
 			}
 		}
 		nn.first = first
 		first += nn.n
 		if first > MaxHidden {
-			return nil, nil, fit(name, "hidden neurons", first, MaxHidden)
+			return fitError(name, "hidden neurons", first, MaxHidden)
 		}
-		hidden = append(hidden, nn)
+		c.hidden = append(c.hidden, nn)
 	}
-	if len(hidden) == 0 {
-		return nil, nil, unsup(outName, "the chip needs a hidden layer between the Input and the output neurons")
+	if len(c.hidden) == 0 {
+		return unsupported(c.outName, "the chip needs a hidden layer between the Input and the output neurons")
 	}
-	byName := map[string]*neuronNode{outName: outNode}
-	for _, h := range hidden {
-		byName[h.name] = h
+	c.nHidden = first
+	c.byName = map[string]*neuronNode{c.outName: c.outNode}
+	for _, h := range c.hidden {
+		c.byName[h.name] = h
 	}
+	return nil
+}
 
-	// Weights: gather each edge's exact integer contribution per event.
-	H, O, I := first, outNode.n, snn.Size(shapes[input].Out)
-	type wnode struct {
-		name, mat string
-		w         *snn.Tensor
-		src, dst  string
-		srcOff    int
-	}
-	var wnodes []wnode
+// weightNodes places every Linear or Affine node in the input, recurrent
+// or output matrix, and adds Affine biases to the neurons they feed.
+func (c *converter) weightNodes() error {
+	g, topo := c.g, c.topo
 	for _, name := range g.Names() {
 		var w *snn.Tensor
 		var b []float32
@@ -268,61 +333,68 @@ func Convert(p *compile.Program, opts *ConvertOptions) (*Network, *ConversionRep
 		default:
 			continue
 		}
-		if len(ins[name]) != 1 || len(outs[name]) != 1 {
-			return nil, nil, unsup(name, "a weight node needs exactly one source and one destination (has %d and %d)", len(ins[name]), len(outs[name]))
+		ins, outs := topo.In(name), topo.Out(name)
+		if len(ins) != 1 || len(outs) != 1 {
+			return unsupported(name, "a weight node needs exactly one source and one destination (has %d and %d)", len(ins), len(outs))
 		}
-		src, dst := ins[name][0], outs[name][0]
-		d := byName[dst]
+		src, dst := ins[0], outs[0]
+		d := c.byName[dst]
 		if d == nil {
-			return nil, nil, unsup(name, "weights must feed neurons (found %s %q)", g.Nodes[dst].Kind(), dst)
+			return unsupported(name, "weights must feed neurons (found %s %q)", g.Nodes[dst].Kind(), dst)
 		}
 		wn := wnode{name: name, w: w, src: src, dst: dst}
 		switch {
-		case src == input && dst == outName:
-			return nil, nil, unsup(name, "the Input cannot reach the output neurons directly; the chip routes input only to hidden neurons")
-		case src == input:
+		case src == c.input && dst == c.outName:
+			return unsupported(name, "the Input cannot reach the output neurons directly; the chip routes input only to hidden neurons")
+		case src == c.input:
 			wn.mat = matIn
-		case src == outName:
-			return nil, nil, unsup(name, "output neurons cannot feed weights")
-		case dst == outName:
-			wn.mat, wn.srcOff = matOut, byName[src].first
+		case src == c.outName:
+			return unsupported(name, "output neurons cannot feed weights")
+		case c.byName[src] == nil:
+			return unsupported(name, "weights carry the Input or spikes of neurons (found %s %q)", g.Nodes[src].Kind(), src)
+		case dst == c.outName:
+			wn.mat, wn.srcOff = matOut, c.byName[src].first
 		default:
-			wn.mat, wn.srcOff = matRec, byName[src].first
+			wn.mat, wn.srcOff = matRec, c.byName[src].first
 		}
 		for i, v := range b {
 			d.bias[i] += float64(v)
 		}
-		wnodes = append(wnodes, wn)
+		c.wnodes = append(c.wnodes, wn)
 	}
+	return nil
+}
 
-	rep := &ConversionReport{Dt: dt, InputQuantum: o.InputQuantum}
-	T := float64(o.ThresholdTarget)
-	// Scales: threshold onto T, lowered where the largest contribution of
-	// one event would not fit 127 << MaxWeightShift.
+// scales sets each neuron's scale, integer units per unit of membrane: its
+// threshold onto ThresholdTarget, lowered where the largest contribution
+// of one event would not fit 127 << MaxWeightShift.
+func (c *converter) scales() {
+	T := float64(c.o.ThresholdTarget)
+	all := append(c.hidden[:len(c.hidden):len(c.hidden)], c.outNode)
 	maxContrib := map[*neuronNode][]float64{}
-	for _, nn := range append(hidden, outNode) {
+	for _, nn := range all {
 		maxContrib[nn] = make([]float64, nn.n)
 	}
-	sumAbs := map[*neuronNode][]float64{outNode: make([]float64, outNode.n)}
-	for _, wn := range wnodes {
-		d := byName[wn.dst]
+	sumAbs := map[*neuronNode][]float64{c.outNode: make([]float64, c.outNode.n)}
+	for _, wn := range c.wnodes {
+		d := c.byName[wn.dst]
 		q := 1.0
 		if wn.mat == matIn {
-			q = o.InputQuantum
+			q = c.o.InputQuantum
 		}
 		cols := wn.w.Shape[1]
 		for r := 0; r < d.n; r++ {
-			for c := 0; c < cols; c++ {
-				x := math.Abs(float64(wn.w.Data[r*cols+c])) * q * d.k[r]
+			for col := 0; col < cols; col++ {
+				x := math.Abs(float64(wn.w.Data[r*cols+col])) * q * d.k[r]
 				maxContrib[d][r] = max(maxContrib[d][r], x)
-				if d == outNode {
-					sumAbs[d][r] += math.Abs(float64(wn.w.Data[r*cols+c])) * q * d.dcGain[r]
+				if d == c.outNode {
+					sumAbs[d][r] += math.Abs(float64(wn.w.Data[r*cols+col])) * q * d.dcGain[r]
 				}
 			}
 		}
 	}
 	limit := float64(127 << MaxWeightShift)
-	for _, nn := range append(hidden, outNode) {
+	for _, nn := range all {
 		for i := range nn.n {
 			var s float64
 			if nn.spiking {
@@ -338,26 +410,34 @@ func Convert(p *compile.Program, opts *ConvertOptions) (*Network, *ConversionRep
 			nn.scale[i] = s
 		}
 	}
+}
 
-	net := NewNetwork(I, H, O)
-	// Exact contributions per matrix, then one shift per matrix.
-	exact := map[string][]float64{matIn: make([]float64, I*H), matRec: make([]float64, H*H), matOut: make([]float64, H*O)}
-	cell := func(wn wnode, r, c int) (mat []float64, idx int, gain float64) {
-		d := byName[wn.dst]
-		switch wn.mat {
-		case matIn:
-			return exact[matIn], c*H + d.first + r, d.scale[r] * d.k[r] * o.InputQuantum
-		case matRec:
-			return exact[matRec], (wn.srcOff+c)*H + d.first + r, d.scale[r] * d.k[r]
-		}
-		return exact[matOut], (wn.srcOff+c)*O + r, d.scale[r] * d.k[r]
+// cell returns the exact matrix entry that weight (r, col) of wn adds to,
+// and the gain from the float weight to that entry's integer units.
+func (c *converter) cell(exact map[string][]float64, wn wnode, r, col int) (mat []float64, idx int, gain float64) {
+	H, O := c.net.Hidden, c.net.Outputs
+	d := c.byName[wn.dst]
+	switch wn.mat {
+	case matIn:
+		return exact[matIn], col*H + d.first + r, d.scale[r] * d.k[r] * c.o.InputQuantum
+	case matRec:
+		return exact[matRec], (wn.srcOff+col)*H + d.first + r, d.scale[r] * d.k[r]
 	}
-	for _, wn := range wnodes {
+	return exact[matOut], (wn.srcOff+col)*O + r, d.scale[r] * d.k[r]
+}
+
+// quantiseWeights sums each matrix's exact contributions, picks one shift
+// per matrix, rounds the weights, and reports each weight node's error.
+func (c *converter) quantiseWeights() {
+	net := c.net
+	I, H, O := net.Inputs, net.Hidden, net.Outputs
+	exact := map[string][]float64{matIn: make([]float64, I*H), matRec: make([]float64, H*H), matOut: make([]float64, H*O)}
+	for _, wn := range c.wnodes {
 		cols := wn.w.Shape[1]
-		for r := 0; r < byName[wn.dst].n; r++ {
-			for c := 0; c < cols; c++ {
-				m, idx, gain := cell(wn, r, c)
-				m[idx] += float64(wn.w.Data[r*cols+c]) * gain
+		for r := 0; r < c.byName[wn.dst].n; r++ {
+			for col := 0; col < cols; col++ {
+				m, idx, gain := c.cell(exact, wn, r, col)
+				m[idx] += float64(wn.w.Data[r*cols+col]) * gain
 			}
 		}
 	}
@@ -370,14 +450,14 @@ func Convert(p *compile.Program, opts *ConvertOptions) (*Network, *ConversionRep
 		}
 	}
 	net.ShiftIn, net.ShiftRec, net.ShiftOut = shifts[matIn], shifts[matRec], shifts[matOut]
-	rep.ShiftIn, rep.ShiftRec, rep.ShiftOut = net.ShiftIn, net.ShiftRec, net.ShiftOut
-	for _, wn := range wnodes {
+	c.rep.ShiftIn, c.rep.ShiftRec, c.rep.ShiftOut = net.ShiftIn, net.ShiftRec, net.ShiftOut
+	for _, wn := range c.wnodes {
 		wr := WeightReport{Node: wn.name, Matrix: wn.mat, Shift: shifts[wn.mat]}
 		cols := wn.w.Shape[1]
 		var e2, w2 float64
-		for r := 0; r < byName[wn.dst].n; r++ {
-			for c := 0; c < cols; c++ {
-				m, idx, gain := cell(wn, r, c)
+		for r := 0; r < c.byName[wn.dst].n; r++ {
+			for col := 0; col < cols; col++ {
+				m, idx, gain := c.cell(exact, wn, r, col)
 				q := float64(quant(m[idx], wr.Shift)) * math.Ldexp(1, int(wr.Shift))
 				if math.Abs(m[idx]) > 127.5*math.Ldexp(1, int(wr.Shift)) {
 					wr.Clipped++
@@ -385,95 +465,102 @@ func Convert(p *compile.Program, opts *ConvertOptions) (*Network, *ConversionRep
 				d := (q - m[idx]) / gain
 				wr.MaxAbsError = max(wr.MaxAbsError, math.Abs(d))
 				e2 += d * d
-				w := float64(wn.w.Data[r*cols+c])
+				w := float64(wn.w.Data[r*cols+col])
 				w2 += w * w
 			}
 		}
 		if w2 > 0 {
 			wr.RelRMSError = math.Sqrt(e2 / w2)
 		}
-		rep.Weights = append(rep.Weights, wr)
+		c.rep.Weights = append(c.rep.Weights, wr)
 	}
+}
 
-	// Neuron parameters.
-	setNeurons := func(nn *neuronNode, role string, dm, ds []uint8, th, bias []int16) NeuronReport {
-		r := NeuronReport{Node: nn.name, Kind: nn.kind, Role: role, First: nn.first, Count: nn.n, DashMem: nn.dm, DashSyn: nn.ds, Scale: nn.scale}
-		node := g.Nodes[nn.name]
-		for i := range nn.n {
-			dm[i], ds[i] = nn.dm[i], nn.ds[i]
-			tm, ts := taus(node, i)
-			r.TauMem, r.TauMemEff = append(r.TauMem, tm), append(r.TauMemEff, tauEff(nn.dm[i], dt))
-			r.TauSyn, r.TauSynEff = append(r.TauSyn, ts), append(r.TauSynEff, tauEff(nn.ds[i], dt))
-			r.MaxTauRelErr = max(r.MaxTauRelErr, math.Abs(r.TauMemEff[i]-tm)/tm)
-			if ts > 0 {
-				r.MaxTauRelErr = max(r.MaxTauRelErr, math.Abs(r.TauSynEff[i]-ts)/ts)
-			}
-			if nn.spiking {
-				x := math.Round(nn.scale[i] * nn.theta[i])
-				th[i] = int16(min(max(x, 1), stateMax))
-				r.MaxThresholdRelErr = max(r.MaxThresholdRelErr, math.Abs(float64(th[i])/nn.scale[i]-nn.theta[i])/nn.theta[i])
-			} else {
-				th[i] = stateMax
-			}
-			if b := nn.bias[i]; b != 0 {
-				// The chip adds its bias to the membrane, not the current:
-				// b_int/(1−α) is the steady membrane, s·G·b in float.
-				want := nn.scale[i] * nn.dcGain[i] * b * (1 - nn.alpha[i])
-				bias[i] = sat16(int32(math.Round(min(max(want, stateMin), stateMax))))
-				r.MaxBiasRelErr = max(r.MaxBiasRelErr, math.Abs(float64(bias[i])-want)/math.Abs(want))
-			}
-		}
-		r.Threshold = append([]int16(nil), th...)
-		if len(nn.bias) > 0 && anyNonZero(nn.bias) {
-			r.Bias = append([]int16(nil), bias...)
-		}
-		return r
-	}
-	for _, h := range hidden {
+// setNeurons writes the neurons' decays, thresholds and biases into the
+// network and reports them.
+func (c *converter) setNeurons() {
+	net := c.net
+	for _, h := range c.hidden {
 		sl := func(x []int16) []int16 { return x[h.first : h.first+h.n] }
 		slu := func(x []uint8) []uint8 { return x[h.first : h.first+h.n] }
-		rep.Neurons = append(rep.Neurons, setNeurons(h, "hidden", slu(net.DashMem), slu(net.DashSyn), sl(net.Threshold), sl(net.Bias)))
+		c.rep.Neurons = append(c.rep.Neurons, c.setNode(h, "hidden", slu(net.DashMem), slu(net.DashSyn), sl(net.Threshold), sl(net.Bias)))
 	}
-	rep.Neurons = append(rep.Neurons, setNeurons(outNode, "output", net.DashMemOut, net.DashSynOut, net.ThresholdOut, net.BiasOut))
-	if !outNode.spiking {
-		rep.OutputMembrane = true
-		rep.OutputScale = outNode.scale
-		rep.OutputLeak = outNode.vlk
+	c.rep.Neurons = append(c.rep.Neurons, c.setNode(c.outNode, "output", net.DashMemOut, net.DashSynOut, net.ThresholdOut, net.BiasOut))
+	if !c.outNode.spiking {
+		c.rep.OutputMembrane = true
+		c.rep.OutputScale = c.outNode.scale
+		c.rep.OutputLeak = c.outNode.vlk
 	}
-	if err := net.Validate(); err != nil {
-		return nil, nil, err
-	}
+}
 
-	// What behaves differently, in words.
+// setNode writes one neuron node's registers into the given slices.
+func (c *converter) setNode(nn *neuronNode, role string, dm, ds []uint8, th, bias []int16) NeuronReport {
+	dt := c.dt
+	r := NeuronReport{Node: nn.name, Kind: nn.kind, Role: role, First: nn.first, Count: nn.n, DashMem: nn.dm, DashSyn: nn.ds, Scale: nn.scale}
+	node := c.g.Nodes[nn.name]
+	for i := range nn.n {
+		dm[i], ds[i] = nn.dm[i], nn.ds[i]
+		tm, ts := taus(node, i)
+		r.TauMem, r.TauMemEff = append(r.TauMem, tm), append(r.TauMemEff, tauEff(nn.dm[i], dt))
+		r.TauSyn, r.TauSynEff = append(r.TauSyn, ts), append(r.TauSynEff, tauEff(nn.ds[i], dt))
+		r.MaxTauRelErr = max(r.MaxTauRelErr, math.Abs(r.TauMemEff[i]-tm)/tm)
+		if ts > 0 {
+			r.MaxTauRelErr = max(r.MaxTauRelErr, math.Abs(r.TauSynEff[i]-ts)/ts)
+		}
+		if nn.spiking {
+			x := math.Round(nn.scale[i] * nn.theta[i])
+			th[i] = int16(min(max(x, 1), stateMax))
+			r.MaxThresholdRelErr = max(r.MaxThresholdRelErr, math.Abs(float64(th[i])/nn.scale[i]-nn.theta[i])/nn.theta[i])
+		} else {
+			th[i] = stateMax
+		}
+		if b := nn.bias[i]; b != 0 {
+			// The chip adds its bias to the membrane, not the current:
+			// b_int/(1−α) is the steady membrane, s·G·b in float.
+			want := nn.scale[i] * nn.dcGain[i] * b * (1 - nn.alpha[i])
+			bias[i] = sat16(int32(math.Round(min(max(want, stateMin), stateMax))))
+			r.MaxBiasRelErr = max(r.MaxBiasRelErr, math.Abs(float64(bias[i])-want)/math.Abs(want))
+		}
+	}
+	r.Threshold = append([]int16(nil), th...)
+	if len(nn.bias) > 0 && anyNonZero(nn.bias) {
+		r.Bias = append([]int16(nil), bias...)
+	}
+	return r
+}
+
+// approximations lists, in words, what behaves differently on the chip.
+func (c *converter) approximations() {
 	ap := func(format string, args ...any) {
-		rep.Approximations = append(rep.Approximations, fmt.Sprintf(format, args...))
+		c.rep.Approximations = append(c.rep.Approximations, fmt.Sprintf(format, args...))
 	}
 	ap("output neurons receive hidden spikes one step later than in the float simulator (the chip delivers hidden spikes at the start of the next step)")
-	for _, wn := range wnodes {
-		if wn.mat == matRec && !reaches(outs, wn.dst, wn.src) {
+	for _, wn := range c.wnodes {
+		// A weight node on a cycle is recurrent in the float graph too,
+		// and so already a step late there.
+		if wn.mat == matRec && !c.topo.OnCycle(wn.name) {
 			ap("%s: %q reaches %q one step later than in the float simulator (every hidden-to-hidden connection is a recurrent one on the chip)", wn.name, wn.src, wn.dst)
 		}
 	}
-	for _, nn := range append(hidden, outNode) {
+	for _, nn := range append(c.hidden[:len(c.hidden):len(c.hidden)], c.outNode) {
 		if nn.kind == snn.KindLIF || nn.kind == snn.KindLI {
-			ap("%s: %s has no synaptic current; on the chip its input passes through Isyn with dash_syn 1 (τ_syn %.3g s), which keeps the DC gain but spreads each input over the following steps", nn.name, nn.kind, tauEff(1, dt))
+			ap("%s: %s has no synaptic current; on the chip its input passes through Isyn with dash_syn 1 (τ_syn %.3g s), which keeps the DC gain but spreads each input over the following steps", nn.name, nn.kind, tauEff(1, c.dt))
 		}
 		if nn.spiking {
-			ap("%s: spikes when v ≥ threshold (the float simulator: v > threshold) and may spike up to %d times in one step", nn.name, map[bool]int{true: MaxOutputSpikes, false: MaxHiddenSpikes}[nn == outNode])
+			ap("%s: spikes when v ≥ threshold (the float simulator: v > threshold) and may spike up to %d times in one step", nn.name, map[bool]int{true: MaxOutputSpikes, false: MaxHiddenSpikes}[nn == c.outNode])
 		}
 		if anyNonZero(nn.bias) {
 			ap("%s: the Affine bias enters the membrane directly instead of the synaptic current: same steady state, different transient after a reset", nn.name)
 		}
 	}
-	if rep.OutputMembrane {
-		ap("%s: the readout membrane saturates at ±32767 integer units (±%.3g in float units for neuron 0)", outName, stateMax/outNode.scale[0])
+	if c.rep.OutputMembrane {
+		ap("%s: the readout membrane saturates at ±32767 integer units (±%.3g in float units for neuron 0)", c.outName, stateMax/c.outNode.scale[0])
 	}
 	ap("decays are bit shifts: v −= v >> dash rounds towards −∞ and removes at least 1 unit, so small states decay linearly to 0; states saturate at 16 bits")
-	return net, rep, nil
 }
 
 // neuronParams reads one neuron node and refuses what the chip cannot run.
-func neuronParams(name string, node snn.Node, n int, dt float64, unsup func(string, string, ...any) error, fit func(string, string, int, int) error) (*neuronNode, error) {
+func neuronParams(name string, node snn.Node, n int, dt float64) (*neuronNode, error) {
 	nn := &neuronNode{name: name, kind: node.Kind(), n: n}
 	var r, vleak, vth, vreset, win, refr []float64
 	var reset snn.ResetMode
@@ -488,15 +575,15 @@ func neuronParams(name string, node snn.Node, n int, dt float64, unsup func(stri
 	case *snn.CubaLI:
 		cuba, r, vleak, win = true, x.R, x.VLeak, x.WIn
 	default:
-		return nil, unsup(name, "the chip runs no %s neurons", node.Kind())
+		return nil, unsupported(name, "the chip runs no %s neurons", node.Kind())
 	}
 	for _, v := range refr {
 		if v > 0 {
-			return nil, unsup(name, "refractory periods: the chip has none")
+			return nil, unsupported(name, "refractory periods: the chip has none")
 		}
 	}
 	if nn.spiking && reset != snn.ResetSubtract {
-		return nil, unsup(name, "reset to v_reset: the chip only subtracts the threshold (use Reset: subtract with v_reset = v_leak)")
+		return nil, unsupported(name, "reset to v_reset: the chip only subtracts the threshold (use Reset: subtract with v_reset = v_leak)")
 	}
 	at := func(xs []float64, i int, def float64) float64 {
 		switch len(xs) {
@@ -512,13 +599,13 @@ func neuronParams(name string, node snn.Node, n int, dt float64, unsup func(stri
 	nn.dm, nn.ds = make([]uint8, n), make([]uint8, n)
 	for i := range n {
 		tm, ts := taus(node, i)
-		dm, err := dash(name, "tau_mem", tm, dt, unsup, fit)
+		dm, err := dash(name, "tau_mem", tm, dt)
 		if err != nil {
 			return nil, err
 		}
 		ds := uint8(1)
 		if cuba {
-			if ds, err = dash(name, "tau_syn", ts, dt, unsup, fit); err != nil {
+			if ds, err = dash(name, "tau_syn", ts, dt); err != nil {
 				return nil, err
 			}
 		}
@@ -552,10 +639,10 @@ func neuronParams(name string, node snn.Node, n int, dt float64, unsup func(stri
 		if nn.spiking {
 			th := at(vth, i, 1) - nn.vlk[i]
 			if !(th > 0) {
-				return nil, unsup(name, "neuron %d: v_threshold − v_leak is %g; the chip needs a positive threshold", i, th)
+				return nil, unsupported(name, "neuron %d: v_threshold − v_leak is %g; the chip needs a positive threshold", i, th)
 			}
 			if vr := at(vreset, i, 0); vr != nn.vlk[i] {
-				return nil, unsup(name, "neuron %d: subtractive reset by v_threshold − v_reset with v_reset %g ≠ v_leak %g: the chip subtracts its threshold, v_threshold − v_leak", i, vr, nn.vlk[i])
+				return nil, unsupported(name, "neuron %d: subtractive reset by v_threshold − v_reset with v_reset %g ≠ v_leak %g: the chip subtracts its threshold, v_threshold − v_leak", i, vr, nn.vlk[i])
 			}
 			nn.theta[i] = th
 		}
@@ -588,13 +675,13 @@ func taus(node snn.Node, i int) (tm, ts float64) {
 // dash is Rockpool's rule (xylo_graph_modules.py, XyloNeurons._convert_from;
 // rounded in xylo_samna.py, config_from_specification): round(log2(τ/dt)),
 // refused for τ ≤ dt.
-func dash(node, field string, tau, dt float64, unsup func(string, string, ...any) error, fit func(string, string, int, int) error) (uint8, error) {
+func dash(node, field string, tau, dt float64) (uint8, error) {
 	if !(tau > dt) || math.IsInf(tau, 0) {
-		return 0, unsup(node, "%s %g s ≤ dt %g s: a bit-shift decay needs τ > dt", field, tau, dt)
+		return 0, unsupported(node, "%s %g s ≤ dt %g s: a bit-shift decay needs τ > dt", field, tau, dt)
 	}
 	d := math.Round(math.Log2(tau / dt))
 	if d > MaxDash {
-		return 0, fit(node, field+" decay bit-shift (4 bits)", int(d), MaxDash)
+		return 0, fitError(node, field+" decay bit-shift (4 bits)", int(d), MaxDash)
 	}
 	return uint8(d), nil
 }
@@ -633,27 +720,6 @@ func bestShift(xs []float64) uint8 {
 		}
 	}
 	return best
-}
-
-// reaches reports whether there is a path from a to b.
-func reaches(outs map[string][]string, a, b string) bool {
-	seen := map[string]bool{}
-	stack := []string{a}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if x == b {
-			return true
-		}
-		if seen[x] {
-			continue
-		}
-		seen[x] = true
-		next := append([]string(nil), outs[x]...)
-		sort.Strings(next)
-		stack = append(stack, next...)
-	}
-	return false
 }
 
 func anyNonZero(xs []float64) bool {

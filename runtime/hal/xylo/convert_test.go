@@ -3,6 +3,7 @@ package xylo_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,6 +97,13 @@ func TestConvertRefuses(t *testing.T) {
 		Add("in", &snn.Input{Shape: []int{2}}).
 		Add("fc", &snn.Linear{Weight: weights(1, 2, 1)}).Add("o", lif(16e-3)).
 		Add("out", &snn.Output{}).Connect("in", "fc", "o", "out")
+	// Two weight nodes in series, the second first in name order: it is
+	// met while its source is still a weight node.
+	series := chain(2, 3, lif(16e-3), lif(16e-3))
+	series.Graph.Add("w2", &snn.Linear{Weight: weights(2, 2, 1)}).Add("w1", &snn.Linear{Weight: weights(3, 2, 0.5)})
+	delete(series.Graph.Nodes, "fc1")
+	series.Graph.Edges = slices.DeleteFunc(series.Graph.Edges, func(e snn.Edge) bool { return e.From == "in" || e.To == "h" })
+	series.Graph.Connect("in", "w2", "w1", "h")
 	for _, c := range []struct {
 		name string
 		p    *compile.Program
@@ -111,6 +119,7 @@ func TestConvertRefuses(t *testing.T) {
 		{"non-spiking hidden", chain(2, 3, &snn.LI{Tau: []float64{16e-3}, R: []float64{1}, VLeak: []float64{0}}, lif(16e-3)), "h", "hidden neurons must spike"},
 		{"conv", &compile.Program{Graph: conv}, "c", "no Conv2d"},
 		{"no hidden layer", &compile.Program{Graph: direct}, "o", "needs a hidden layer"},
+		{"weights in series", series, "w1", "weights carry the Input or spikes of neurons"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := xylo.Convert(c.p, nil)
