@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -27,7 +26,7 @@ var v1Routes = []struct{ method, path string }{
 }
 
 func TestEveryV1RouteNeedsAKey(t *testing.T) {
-	s := newTestServer(t, runtime.New(nil), &Options{Mock: true})
+	s := newTestServer(t, newMockRuntime(t), &Options{Mock: true})
 	for _, rt := range v1Routes {
 		for _, key := range []string{"", "sk-wrong", keyAlice + "x"} {
 			w := do(s, rt.method, rt.path, key, `{}`)
@@ -50,7 +49,7 @@ func TestEveryV1RouteNeedsAKey(t *testing.T) {
 }
 
 func TestWrongMethod(t *testing.T) {
-	s := newTestServer(t, runtime.New(nil), &Options{Mock: true})
+	s := newTestServer(t, newMockRuntime(t), &Options{Mock: true})
 	routes := append(v1Routes, struct{ method, path string }{"GET", "/health"}, struct{ method, path string }{"GET", "/metrics"})
 	for _, rt := range routes {
 		for _, m := range []string{"GET", "POST", "PUT", "DELETE", "PATCH"} {
@@ -96,7 +95,7 @@ func (panicKeys) Principal(key string) (string, bool) {
 func TestErrorTable(t *testing.T) {
 	rt := newTestRuntime(t, nil, 2)
 	s := newTestServer(t, rt, &Options{KeyStore: panicKeys{}})
-	mock := newTestServer(t, runtime.New(nil), &Options{Mock: true})
+	mock := newTestServer(t, newMockRuntime(t), &Options{Mock: true})
 	chat := func(extra string) string {
 		return `{"model":"neuro-1-lite","messages":[{"role":"user","content":"hi"}],"max_tokens":2` + extra + `}`
 	}
@@ -282,7 +281,7 @@ func waitLoad(t testing.TB, d *runtime.Deployment, active, queued int) {
 }
 
 func TestFieldBounds(t *testing.T) {
-	s := newTestServer(t, runtime.New(nil), &Options{Mock: true})
+	s := newTestServer(t, newMockRuntime(t), &Options{Mock: true})
 	base := `"model":"neuro-1","messages":[{"role":"user","content":"hi"}]`
 	for _, tc := range []struct {
 		body  string
@@ -395,19 +394,4 @@ func TestOptionsValidate(t *testing.T) {
 	if _, err := New(runtime.New(nil), &Options{Keys: testKeys}); err != nil {
 		t.Error(err)
 	}
-}
-
-func ExampleNew() {
-	rt := runtime.New(nil)
-	defer rt.Close()
-	srv, err := New(rt, &Options{Keys: map[string]string{"sk-example": "alice"}, Mock: true})
-	if err != nil {
-		panic(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/neuro/", http.StripPrefix("/neuro", srv))
-	w := httptest.NewRecorder()
-	mux.ServeHTTP(w, httptest.NewRequest("GET", "/neuro/health", nil))
-	fmt.Println(w.Code)
-	// Output: 200
 }

@@ -48,7 +48,7 @@ func (readCloser) Close() error { return nil }
 // validation, tokenizing the prompt and the answer, telemetry, metrics
 // and the JSON response.
 func BenchmarkMockChat(b *testing.B) {
-	s := newTestServer(b, runtime.New(nil), &Options{Mock: true})
+	s := newTestServer(b, newMockRuntime(b), &Options{Mock: true})
 	benchRequest(b, s, `{"model":"neuro-1","messages":[{"role":"user","content":"Tell me a short story"}],"max_tokens":1}`)
 }
 
@@ -56,7 +56,7 @@ func BenchmarkMockChat(b *testing.B) {
 // figure is the request's time over its tokens after subtracting nothing,
 // so it is an upper bound on the cost of one streamed token.
 func BenchmarkMockStreamTokens(b *testing.B) {
-	s := newTestServer(b, runtime.New(nil), &Options{Mock: true})
+	s := newTestServer(b, newMockRuntime(b), &Options{Mock: true})
 	// n=8 choices of up to 47 words: a few hundred tokens per request.
 	body := `{"model":"neuro-1","messages":[{"role":"user","content":"Tell me a story"}],"n":8,"stream":true}`
 	w := httptest.NewRecorder()
@@ -74,7 +74,7 @@ func BenchmarkMockStreamTokens(b *testing.B) {
 
 // BenchmarkSSEEvent is the stream writer's cost per content chunk alone.
 func BenchmarkSSEEvent(b *testing.B) {
-	s := newTestServer(b, runtime.New(nil), &Options{Mock: true})
+	s := newTestServer(b, newMockRuntime(b), &Options{Mock: true})
 	g := &genRequest{chat: true, n: 1}
 	w := &discardWriter{h: http.Header{}}
 	st := newSSE(w, s, g, "chatcmpl-0123456789abcdefghijklmn", 1700000000, "neuro-1-standard")

@@ -1,23 +1,15 @@
 package httpapi
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/neuro-go/neuro/compile"
-	_ "github.com/neuro-go/neuro/compile/nir" // the formats API.md promises (nir as an extra)
-	_ "github.com/neuro-go/neuro/compile/onnx"
 	"github.com/neuro-go/neuro/compile/pytorch"
-	"github.com/neuro-go/neuro/runtime/hal"
-	_ "github.com/neuro-go/neuro/runtime/hal/cpu" // the default target
+	"github.com/neuro-go/neuro/runtime"
 )
 
 // compiledNetwork is the result of POST /v1/compile, as API.md decides.
@@ -33,6 +25,11 @@ type compiledNetwork struct {
 	Estimates compile.Estimates     `json:"estimates"`
 	Warnings  []string              `json:"warnings"`
 	OwnedBy   string                `json:"owned_by"`
+}
+
+func compiledNetworkOf(n *runtime.Network) *compiledNetwork {
+	return &compiledNetwork{ID: n.ID, Object: "compiled_network", Created: n.Created.Unix(), Name: n.Name, Status: "succeeded",
+		Source: n.Source, Network: n.Network, Target: n.Target, Estimates: n.Estimates, Warnings: n.Warnings, OwnedBy: n.Owner}
 }
 
 type rawCompile struct {
@@ -59,7 +56,8 @@ const (
 	maxTimesteps          = 4096
 )
 
-// compileFormats maps the model_format values to registered importers.
+// compileFormats maps the model_format values to importers; which of
+// them work depends on the importers the program linked.
 var compileFormats = map[string]string{"pytorch": "pytorch", "torchscript": "pytorch", "onnx": "onnx", "nir": "nir"}
 
 func (s *Server) compileBodyLimit() int64 {
@@ -72,7 +70,7 @@ func (s *Server) handleCompile(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	res, e := s.compile(body, info(r).principal)
+	res, e := s.compile(r, body, info(r).principal)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -113,7 +111,7 @@ func decodeModelFile(raw json.RawMessage, limit int64) ([]byte, *Error) {
 	return data, nil
 }
 
-func (s *Server) compile(body []byte, principal string) (*compiledNetwork, *Error) {
+func (s *Server) compile(r *http.Request, body []byte, principal string) (*compiledNetwork, *Error) {
 	var raw rawCompile
 	if e := decodeObject(body, &raw); e != nil {
 		return nil, e
@@ -126,7 +124,7 @@ func (s *Server) compile(body []byte, principal string) (*compiledNetwork, *Erro
 		return nil, invalid("model_format", "missing_field", "model_format is required: pytorch (or torchscript), onnx or nir")
 	}
 	importer, ok := compileFormats[strings.ToLower(format)]
-	if !ok || !slices.Contains(compile.Formats(), importer) {
+	if !ok {
 		return nil, invalid("model_format", "invalid_value", "model_format %q is not one of pytorch, torchscript, onnx, nir", format)
 	}
 	name, e := parseString(raw.Name, "name")
@@ -140,12 +138,6 @@ func (s *Server) compile(body []byte, principal string) (*compiledNetwork, *Erro
 	if e != nil {
 		return nil, e
 	}
-	if target == "" {
-		target = "cpu"
-	}
-	if !slices.Contains(hal.Devices(), target) {
-		return nil, invalid("target", "invalid_value", "target %q is not a device of this server (have %s)", target, strings.Join(hal.Devices(), ", "))
-	}
 	copts, conv, e := parseCompileOptions(raw.Options)
 	if e != nil {
 		return nil, e
@@ -154,49 +146,19 @@ func (s *Server) compile(body []byte, principal string) (*compiledNetwork, *Erro
 	if e != nil {
 		return nil, e
 	}
-	dev, err := hal.Open(target, hal.Config{})
-	if err != nil {
-		return nil, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "overloaded", Message: "device " + target + " cannot be opened: " + err.Error(), RetryAfter: time.Second}
-	}
-	t := dev.Capabilities().Target
-	sum := sha256.Sum256(data)
-	digest := hex.EncodeToString(sum[:])
-	if name == "" {
-		name = importer + "-" + digest[:12]
-	}
-	g, irep, err := compile.Import(importer, bytes.NewReader(data), int64(len(data)), &compile.ImportOptions{
-		MaxBytes: 4 * s.opts.MaxCompileBytes, Conversion: conv,
+	n, err := s.be.Compile(r.Context(), &runtime.CompileRequest{
+		Format: importer, Data: data, Name: name, Target: target, Owner: principal,
+		Import:  compile.ImportOptions{MaxBytes: 4 * s.opts.MaxCompileBytes, Conversion: conv},
+		Compile: *copts,
 	})
 	if err != nil {
+		var pe *runtime.ParamError
+		if errors.As(err, &pe) {
+			return nil, invalid(pe.Param, "invalid_value", "%s", pe.Msg)
+		}
 		return nil, importError(err)
 	}
-	copts.Name, copts.Target = name, &t
-	if irep.Converted {
-		copts.Task = "classification"
-	}
-	if copts.Timesteps == 0 && conv.Timesteps > 0 {
-		copts.Timesteps = conv.Timesteps
-	}
-	prog, rep, err := compile.Compile(g, copts)
-	if err != nil {
-		return nil, importError(err)
-	}
-	if !rep.Target.Fits {
-		return nil, &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "unsupported_model",
-			Message: "the network does not fit " + target}
-	}
-	prog.Source = compile.Source{Format: importer, Bytes: int64(len(data)), SHA256: digest}
-	now := s.opts.Now()
-	res := &compiledNetwork{
-		ID: newID("net-"), Object: "compiled_network", Created: now.Unix(), Name: name, Status: "succeeded",
-		Source: prog.Source, Network: rep.Network, Target: rep.Target, Estimates: rep.Estimates,
-		Warnings: append(append([]string{}, irep.Warnings...), rep.Warnings...), OwnedBy: principal,
-	}
-	if err := s.nets.add(res, prog, now); err != nil {
-		s.log.Error("storing a compiled network", "id", res.ID, "err", err)
-		return nil, errInternal
-	}
-	return res, nil
+	return compiledNetworkOf(n), nil
 }
 
 // importError maps an import or compile failure: unsupported content is

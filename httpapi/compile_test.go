@@ -45,8 +45,8 @@ func zipBomb(t testing.TB, n int) []byte {
 
 func TestCompile(t *testing.T) {
 	dir := t.TempDir()
-	rt := runtime.New(nil)
-	s := newTestServer(t, rt, &Options{DataDir: dir, MaxCompileBytes: 1 << 20})
+	rt := runtime.New(&runtime.Options{DataDir: dir})
+	s := newTestServer(t, rt, &Options{MaxCompileBytes: 1 << 20})
 	onnx := readFixture(t, "compile/testdata/digits/mlp.onnx")
 	pt := readFixture(t, "compile/testdata/digits/mlp_module.pt")
 	var ids []string
@@ -108,8 +108,8 @@ func TestCompile(t *testing.T) {
 	}
 
 	// A restart with the same data directory keeps them.
-	rt2 := runtime.New(nil)
-	s2 := newTestServer(t, rt2, &Options{DataDir: dir})
+	rt2 := runtime.New(&runtime.Options{DataDir: dir})
+	s2 := newTestServer(t, rt2, nil)
 	after := listed(s2, keyAlice)
 	for _, id := range ids {
 		if after[id] == nil || after[id].OwnedBy != "alice" {
@@ -124,7 +124,7 @@ func TestCompile(t *testing.T) {
 	}
 
 	// Errors.
-	evil := readFixture(t, "compile/pytorch/testdata/evil_os_system.pt")
+	evil := readFixture(t, "compile/pytorch/internal/torchfile/testdata/evil_os_system.pt")
 	for _, tc := range []struct {
 		name, body  string
 		status      int

@@ -1,6 +1,7 @@
 // Package httpapi serves Neuro's REST interface (the OpenAI-compatible
 // chat and text completions, plus deployments, compile, telemetry, health
-// and metrics) as one http.Handler over a runtime.Runtime.
+// and metrics) as one http.Handler over a Backend, which *runtime.Runtime
+// satisfies.
 //
 // # Overview
 //
@@ -10,6 +11,11 @@
 //	srv, err := httpapi.New(rt, &httpapi.Options{Keys: map[string]string{key: "alice"}})
 //	mux.Handle("/neuro/", http.StripPrefix("/neuro", srv))
 //
+// The package links no importer and no metrics exporter. /v1/compile
+// accepts the formats the program links by blank import (compile/pytorch,
+// compile/onnx, compile/nir), and /metrics exists when Options.Metrics is
+// set (httpapi/prom serves Prometheus' format).
+//
 // Every /v1 route needs "Authorization: Bearer <key>"; a KeyStore maps
 // keys to principals, and a principal scopes telemetry, rate limits and
 // compiled networks. Errors are always {"error":{"message","type","param",
@@ -18,10 +24,13 @@
 // that goes away cancels its generation at once, and one that stops
 // reading is cut off after Options.StreamWriteTimeout.
 //
-// In mock mode (Options.Mock) no model runs: the neuro-1 models answer
-// with text picked from a fixed word list by a hash of the request body
-// (the same request gets the same text), token counts come from the
-// project tokenizer (neuro-bpe-4k), and every other contract holds.
+// Mock mode is a property of the backend, not of this package: a runtime
+// whose deployments sit on mock devices (runtime/hal/mock, or
+// models.DeployOptions.Mock) runs no network, and every answer comes
+// through the real runtime: the models' own tokenizers and context
+// limits, the same deployments, real telemetry. Options.Mock only adds
+// the one rule API.md gives mock mode (streamed text completions get
+// 400) and says "mock" in /health.
 //
 // docs/API.md records the decisions this package took where API.md left
 // them open.
@@ -36,5 +45,5 @@
 //   - Keys are compared in constant time and never logged; a key in the
 //     query string is refused.
 //   - The server holds no global state: two servers in one process share
-//     nothing, not even a Prometheus registry.
+//     nothing.
 package httpapi

@@ -21,7 +21,7 @@ func FuzzChatBody(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	s := newTestServer(f, runtime.New(nil), &Options{Mock: true, MaxTokens: 64})
+	s := newTestServer(f, newMockRuntime(f), &Options{Mock: true, MaxTokens: 64})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, path := range []string{"/v1/chat/completions", "/v1/completions"} {
 			w := do(s, "POST", path, keyAlice, body)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -19,18 +20,13 @@ func (s *Server) handleDeploymentChat(w http.ResponseWriter, r *http.Request) {
 	s.serveGen(w, r, true, r.PathValue("id"))
 }
 
-// generator is what serves generation: the runtime, or the mock.
-type generator interface {
-	Generate(ctx context.Context, req *runtime.Request, fn func(runtime.Event) error) (*runtime.Result, error)
-}
-
 // fail writes e and records the failed request in the caller's telemetry.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, model string, e *Error) {
 	ri := info(r)
 	writeError(w, e)
 	if ri.principal != "" && !ri.recorded {
 		ri.recorded = true
-		s.rt.Telemetry().RecordError(ri.principal, ri.endpoint, model, s.opts.Now().Sub(ri.start))
+		s.be.Telemetry().RecordError(ri.principal, ri.endpoint, model, s.opts.Now().Sub(ri.start))
 	}
 }
 
@@ -50,25 +46,19 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 		s.fail(w, r, "", invalid("model", "missing_field", "model is required"))
 		return
 	}
-	if g.model == "neuro-1" {
-		g.model = "neuro-1-standard"
-	}
-	if !chat && g.stream && s.mock != nil {
+	if !chat && g.stream && s.opts.Mock {
 		s.fail(w, r, g.model, invalid("stream", "stream_not_supported", "streaming text completions is not supported in mock mode"))
 		return
 	}
-	var gen generator = s.rt
-	if s.mock != nil {
-		gen = s.mock.bind(s, g.hash)
-	}
-	model, err := s.resolveGenModel(g.model, deployment)
+	m, err := s.resolveGenModel(g.model, deployment, ri.principal)
 	if err != nil {
 		s.fail(w, r, g.model, s.genError(err, chat))
 		return
 	}
+	model := m.ID
 	reqs := make([]*runtime.Request, 0, max(1, len(g.prompts)))
 	base := runtime.Request{
-		Model: g.model, Deployment: deployment, Messages: g.messages,
+		Model: model, Deployment: deployment, Messages: g.messages,
 		Sampling: runtime.Sampling{Temperature: g.temperature, TopP: g.topP, PresencePenalty: g.presence,
 			FrequencyPenalty: g.frequency, LogitBias: g.logitBias, Seed: g.seed},
 		MaxTokens: g.maxTokens, EchoOnly: g.maxSet && g.maxTokens == 0, Stop: g.stop, N: g.n,
@@ -91,16 +81,16 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 		s.fail(w, r, model, e)
 		return
 	}
-	ri.recorded = true // the runtime (or the mock) records generations
+	ri.recorded = true // the backend records generations
 	if g.stream {
-		s.stream(w, r, gen, g, model, reqs)
+		s.stream(w, r, g, m, reqs)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 	defer cancel()
 	results := make([]*runtime.Result, len(reqs))
 	for i, req := range reqs {
-		res, err := gen.Generate(ctx, req, nil)
+		res, err := s.be.Generate(ctx, req, nil)
 		if err != nil {
 			if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 				return // the client has gone; nobody reads an answer
@@ -114,7 +104,7 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 	if chat {
 		writeJSON(w, http.StatusOK, chatResponse(newID("chatcmpl-"), s.opts.Now().Unix(), model, g, results[0]))
 	} else {
-		writeJSON(w, http.StatusOK, completionResponse(newID("cmpl-"), s.opts.Now().Unix(), model, g, results, s.tokenizerFor(model)))
+		writeJSON(w, http.StatusOK, completionResponse(newID("cmpl-"), s.opts.Now().Unix(), model, g, results, m.Tokenizer))
 	}
 }
 
@@ -130,60 +120,44 @@ func (s *Server) genError(err error, chat bool) *Error {
 	return e
 }
 
-// resolveGenModel returns the id of the model that will answer, or the
-// error the runtime would give.
-func (s *Server) resolveGenModel(model, deployment string) (string, error) {
-	if deployment != "" {
-		if s.mock != nil {
-			if d := s.mock.deployment(s, deployment); d != nil {
-				if model != "" && model != d.model {
-					if m, err := s.lookupModel(model); err != nil {
-						return "", err
-					} else if m.id != d.model {
-						return "", &runtime.ParamError{Param: "model", Msg: "deployment " + deployment + " serves " + d.model + ", not " + model}
-					}
-				}
-				return d.model, nil
-			}
-		}
-		d, err := s.rt.Deployment(deployment)
+// resolveGenModel returns the model that will answer, or the error the
+// backend would give. A network another caller compiled is not found.
+func (s *Server) resolveGenModel(model, deployment, principal string) (*runtime.Model, error) {
+	if deployment == "" {
+		m, err := s.lookupModel(model, principal)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		if model != "" {
-			m, err := s.lookupModel(model)
-			if err != nil {
-				return "", err
-			}
-			if m.id != d.Model.ID {
-				return "", &runtime.ParamError{Param: "model", Msg: "deployment " + deployment + " serves " + d.Model.ID + ", not " + model}
-			}
+		if !m.IsLanguageModel() {
+			return nil, notLanguageModel(m.ID)
 		}
-		if !d.Model.IsLanguageModel() {
-			return "", runtimeNotLM(d.Model.ID)
-		}
-		return d.Model.ID, nil
+		return m, nil
 	}
-	m, err := s.lookupModel(model)
+	d, err := s.be.Deployment(deployment)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	if !m.language {
-		return "", runtimeNotLM(m.id)
+	if !visible(d.Model, principal) {
+		return nil, fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, deployment)
 	}
-	return m.id, nil
+	if model != "" {
+		m, err := s.lookupModel(model, principal)
+		if err != nil {
+			return nil, err
+		}
+		if m.ID != d.Model.ID {
+			return nil, &runtime.ParamError{Param: "model", Msg: "deployment " + deployment + " serves " + d.Model.ID + ", not " + model}
+		}
+	}
+	if !d.Model.IsLanguageModel() {
+		return nil, notLanguageModel(d.Model.ID)
+	}
+	return d.Model, nil
 }
 
-func runtimeNotLM(id string) error {
-	return &notLM{id}
+func notLanguageModel(id string) error {
+	return fmt.Errorf("%w: %s is a compiled network", runtime.ErrNotLanguageModel, id)
 }
-
-type notLM struct{ id string }
-
-func (e *notLM) Error() string {
-	return "model " + e.id + " is a compiled network, not a language model"
-}
-func (e *notLM) Unwrap() error { return runtime.ErrNotLanguageModel }
 
 // checkPromptLength refuses prompts over MaxPromptTokens. A prompt of
 // fewer bytes than the limit cannot hold more tokens, so most requests
@@ -197,13 +171,7 @@ func (s *Server) checkPromptLength(reqs []*runtime.Request, chat bool) *Error {
 		if n <= s.opts.MaxPromptTokens {
 			continue
 		}
-		var ids []int
-		var err error
-		if s.mock != nil {
-			ids, err = s.mock.encode(s, req)
-		} else {
-			_, ids, err = s.rt.Prepare(req)
-		}
+		_, ids, err := s.be.Prepare(req)
 		if err != nil {
 			return s.genError(err, chat)
 		}
@@ -220,10 +188,10 @@ func (s *Server) checkPromptLength(reqs []*runtime.Request, chat bool) *Error {
 
 // observe counts a finished generation in the metrics.
 func (s *Server) observe(res *runtime.Result) {
-	if s.metrics == nil || res == nil {
+	if s.opts.Metrics == nil || res == nil {
 		return
 	}
-	s.metrics.generation(res)
+	s.opts.Metrics.Generation(res)
 }
 
 // streamTimeout bounds the whole of a stream's generation loosely; the

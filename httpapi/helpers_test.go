@@ -17,7 +17,15 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/models/tokenizers"
+	_ "github.com/neuro-go/neuro/compile/nir" // the formats the compile tests send
+	_ "github.com/neuro-go/neuro/compile/onnx"
+	_ "github.com/neuro-go/neuro/compile/pytorch"
+	"github.com/neuro-go/neuro/httpapi/prom"
 	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
+	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
+	_ "github.com/neuro-go/neuro/runtime/hal/loihi"
+	"github.com/neuro-go/neuro/runtime/hal/mock"
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
@@ -58,6 +66,9 @@ func newTestRuntime(t testing.TB, rtOpts *runtime.Options, batch int, edit ...fu
 	for i, id := range []string{"neuro-1-lite", "neuro-1-standard", "neuro-1-heavy"} {
 		m := &runtime.Model{ID: id, Program: testProgram(tok.VocabSize(), 32, uint64(i+1)), Tokenizer: tok,
 			Card: runtime.Card{Description: "test model"}}
+		if id == "neuro-1-standard" {
+			m.Aliases = []string{"neuro-1"}
+		}
 		for _, e := range edit {
 			e(m.Program)
 		}
@@ -72,6 +83,43 @@ func newTestRuntime(t testing.TB, rtOpts *runtime.Options, batch int, edit ...fu
 	return rt
 }
 
+// newMockRuntime registers the test model as the three neuro-1 models,
+// each deployed on a mock device standing in for the CPU simulator, as
+// <id>-cpu, and neuro-1-lite also on a mock of the Loihi emulator: a
+// runtime in mock mode.
+func newMockRuntime(t testing.TB) *runtime.Runtime {
+	t.Helper()
+	tok := testTokenizer(t)
+	rt := runtime.New(nil)
+	for i, id := range []string{"neuro-1-lite", "neuro-1-standard", "neuro-1-heavy"} {
+		m := &runtime.Model{ID: id, Program: testProgram(tok.VocabSize(), 32, uint64(i+1)), Tokenizer: tok,
+			Card: runtime.Card{Description: "test model"}}
+		if id == "neuro-1-standard" {
+			m.Aliases = []string{"neuro-1"}
+		}
+		if err := rt.RegisterModel(m); err != nil {
+			t.Fatal(err)
+		}
+		for _, dev := range []string{"cpu", "loihi"} {
+			if dev == "loihi" && id != "neuro-1-lite" {
+				continue
+			}
+			base, err := hal.Open(dev, hal.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := runtime.DeploymentSpec{ID: id + "-" + dev, Model: id, Dev: mock.New(base, &mock.Options{Tokenizer: tok})}
+			if _, err := rt.Deploy(context.Background(), spec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+// newTestServer serves rt with Prometheus metrics and the test keys,
+// without rate limits, unless opts say otherwise.
 func newTestServer(t testing.TB, rt *runtime.Runtime, opts *Options) *Server {
 	t.Helper()
 	o := Options{}
@@ -83,6 +131,9 @@ func newTestServer(t testing.TB, rt *runtime.Runtime, opts *Options) *Server {
 	}
 	if o.RequestsPerMinute == 0 {
 		o.RequestsPerMinute = -1
+	}
+	if o.Metrics == nil {
+		o.Metrics = prom.New()
 	}
 	s, err := New(rt, &o)
 	if err != nil {

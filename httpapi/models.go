@@ -41,7 +41,6 @@ type neuroInfo struct {
 	TimestepsPerSample int         `json:"timesteps_per_sample,omitempty"`
 	Context            contextInfo `json:"context"`
 	Devices            []string    `json:"devices"`
-	Mock               bool        `json:"mock,omitempty"`
 }
 
 type contextInfo struct {
@@ -52,49 +51,26 @@ type contextInfo struct {
 	Length int `json:"length"`
 }
 
-// modelView is a model as the API sees it: a runtime model, or one of
-// the mock catalogue's.
-type modelView struct {
-	id       string
-	language bool
-	compiled bool
-	owner    string // compiled networks: the principal that compiled it
-	rt       *runtime.Model
-	mock     *mockModel
-}
-
-// lookupModel finds a model by id, the alias neuro-1 included.
-func (s *Server) lookupModel(id string) (*modelView, error) {
-	if id == "neuro-1" {
-		id = "neuro-1-standard"
-	}
-	if m, err := s.rt.Model(id); err == nil {
-		owner, compiled := s.nets.owner(m.ID)
-		return &modelView{id: m.ID, language: m.IsLanguageModel(), compiled: compiled, owner: owner, rt: m}, nil
-	}
-	if s.mock != nil {
-		if mm := s.mock.model(id); mm != nil {
-			return &modelView{id: mm.id, language: true, mock: mm}, nil
-		}
-	}
-	return nil, fmt.Errorf("%w: %q", runtime.ErrModelNotFound, id)
-}
-
 // visible reports whether principal may see the model: compiled networks
 // are their owner's alone.
-func (v *modelView) visible(principal string) bool { return !v.compiled || v.owner == principal }
+func visible(m *runtime.Model, principal string) bool {
+	return m.Network == nil || m.Network.Owner == principal
+}
 
-func (s *Server) record(v *modelView) *modelRecord {
-	if v.mock != nil {
-		return v.mock.record()
+// lookupModel finds a model by id or alias, as principal may see it: a
+// network another caller compiled is not found, as if it did not exist.
+func (s *Server) lookupModel(id, principal string) (*runtime.Model, error) {
+	m, err := s.be.Model(id)
+	if err == nil && !visible(m, principal) {
+		err = fmt.Errorf("%w: %q", runtime.ErrModelNotFound, id)
 	}
-	m := v.rt
+	return m, err
+}
+
+func (s *Server) record(m *runtime.Model) *modelRecord {
 	rec := &modelRecord{ID: m.ID, Object: "model", Created: m.Created.Unix(), OwnedBy: m.OwnedBy, Description: m.Card.Description}
 	if rec.OwnedBy == "" {
 		rec.OwnedBy = "neuro"
-	}
-	if v.compiled {
-		rec.OwnedBy = v.owner
 	}
 	if m.Card.Architecture != "" || m.Card.Training != "" {
 		card := m.Card
@@ -109,20 +85,9 @@ func (s *Server) record(v *modelView) *modelRecord {
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	principal := info(r).principal
 	data := []*modelRecord{}
-	seen := map[string]bool{}
-	for _, m := range s.rt.Models() {
-		v, err := s.lookupModel(m.ID)
-		if err != nil || !v.visible(principal) {
-			continue
-		}
-		seen[m.ID] = true
-		data = append(data, s.record(v))
-	}
-	if s.mock != nil {
-		for _, mm := range s.mock.models {
-			if !seen[mm.id] {
-				data = append(data, mm.record())
-			}
+	for _, m := range s.be.Models() {
+		if visible(m, principal) {
+			data = append(data, s.record(m))
 		}
 	}
 	sort.Slice(data, func(i, j int) bool { return data[i].ID < data[j].ID })
@@ -130,15 +95,12 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
-	v, err := s.lookupModel(r.PathValue("id"))
-	if err == nil && !v.visible(info(r).principal) {
-		err = fmt.Errorf("%w: %q", runtime.ErrModelNotFound, r.PathValue("id"))
-	}
+	m, err := s.lookupModel(r.PathValue("id"), info(r).principal)
 	if err != nil {
 		writeError(w, toError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, s.record(v))
+	writeJSON(w, http.StatusOK, s.record(m))
 }
 
 // modelInfos caches each model's neuromorphic description: counting and
@@ -221,7 +183,6 @@ type deploymentRecord struct {
 	MaxBatchSize int          `json:"max_batch_size"`
 	Load         loadRecord   `json:"load"`
 	Failure      string       `json:"failure,omitempty"`
-	Mock         bool         `json:"mock,omitempty"`
 }
 
 type deviceRecord struct {
@@ -252,19 +213,9 @@ func deploymentOf(d *runtime.Deployment) *deploymentRecord {
 
 func (s *Server) deployments() []*deploymentRecord {
 	data := []*deploymentRecord{}
-	have := map[string]bool{}
-	for _, d := range s.rt.Deployments() {
+	for _, d := range s.be.Deployments() {
 		data = append(data, deploymentOf(d))
-		have[d.ID] = true
 	}
-	if s.mock != nil {
-		for _, d := range s.mock.deps {
-			if !have[d.id] {
-				data = append(data, d.record())
-			}
-		}
-	}
-	sort.Slice(data, func(i, j int) bool { return data[i].ID < data[j].ID })
 	return data
 }
 
@@ -274,28 +225,22 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleDeployment(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if d, err := s.rt.Deployment(id); err == nil {
-		writeJSON(w, http.StatusOK, deploymentOf(d))
+	d, err := s.be.Deployment(id)
+	if err != nil {
+		writeError(w, notFound("deployment_not_found", "deployment %q not found", id))
 		return
 	}
-	if s.mock != nil {
-		if d := s.mock.deployment(s, id); d != nil {
-			writeJSON(w, http.StatusOK, d.record())
-			return
-		}
-	}
-	writeError(w, notFound("deployment_not_found", "deployment %q not found", id))
+	writeJSON(w, http.StatusOK, deploymentOf(d))
 }
 
-// handleHealth answers 200 when every deployment is ready (or in mock
-// mode), 503 with the reason otherwise.
+// handleHealth answers 200 when every deployment is ready, 503 with the reason otherwise.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	deps := s.deployments()
 	type depHealth struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`
 	}
-	out := map[string]any{"status": "ok", "mock": s.mock != nil}
+	out := map[string]any{"status": "ok", "mock": s.opts.Mock}
 	list := make([]depHealth, 0, len(deps))
 	reason := ""
 	for _, d := range deps {
@@ -307,7 +252,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if len(deps) == 0 && s.mock == nil {
+	if len(deps) == 0 {
 		reason = "no model is deployed"
 	}
 	out["deployments"] = list

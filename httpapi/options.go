@@ -18,21 +18,20 @@ type Options struct {
 	// owns the networks it compiles.
 	Keys map[string]string
 
-	// Mock answers generation requests without running any model:
-	// deterministic text derived from the request, token counts from the
-	// project tokenizer (see the package documentation).
+	// Mock says the backend runs no model (its deployments sit on mock
+	// devices, package runtime/hal/mock). The server then refuses
+	// streamed text completions, as API.md's mock mode does, and marks
+	// /health. Everything else is the backend's.
 	Mock bool
-
-	// DataDir, when set, is where compiled networks are stored so that
-	// they survive a restart. Default: kept in memory only.
-	DataDir string
 
 	// AllowedOrigins lists the browser origins CORS admits ("*" admits
 	// any). Default none: no CORS headers are sent.
 	AllowedOrigins []string
 
-	// DisableMetrics turns GET /metrics off (it then answers 404).
-	DisableMetrics bool
+	// Metrics, when set, observes every request and generation and
+	// serves GET /metrics (httpapi/prom is the Prometheus exporter).
+	// Default none: /metrics answers 404.
+	Metrics Metrics
 
 	// MaxBodyBytes bounds a JSON request body. Default 1 MiB.
 	MaxBodyBytes int64

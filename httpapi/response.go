@@ -34,10 +34,10 @@ type chatCompletion struct {
 }
 
 type chatChoice struct {
-	Index        int           `json:"index"`
-	Message      chatMessage   `json:"message"`
-	Logprobs     *chatLogprobs `json:"logprobs"`
-	FinishReason string        `json:"finish_reason"`
+	Index        int                  `json:"index"`
+	Message      chatMessage          `json:"message"`
+	Logprobs     *chatLogprobs        `json:"logprobs"`
+	FinishReason runtime.FinishReason `json:"finish_reason"`
 }
 
 type chatMessage struct {
@@ -98,10 +98,10 @@ type textCompletion struct {
 }
 
 type textChoice struct {
-	Text         string        `json:"text"`
-	Index        int           `json:"index"`
-	Logprobs     *textLogprobs `json:"logprobs"`
-	FinishReason *string       `json:"finish_reason"`
+	Text         string                `json:"text"`
+	Index        int                   `json:"index"`
+	Logprobs     *textLogprobs         `json:"logprobs"`
+	FinishReason *runtime.FinishReason `json:"finish_reason"`
 }
 
 // textLogprobs is the legacy completions format. A null entry of

@@ -10,29 +10,23 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/neuro-go/neuro/runtime"
 )
 
 // Server serves API.md over a runtime. It is an http.Handler; mount it on
 // any mux, under a prefix with http.StripPrefix.
 type Server struct {
-	rt      *runtime.Runtime
+	be      Backend
 	opts    Options
 	log     *slog.Logger
 	handler http.Handler
 	lim     *limiter
-	metrics *metrics
-	mock    *mocker
-	nets    *networkStore
 	infos   *modelInfos
 }
 
-// New returns a Server for rt. It loads the compiled networks kept in
-// opts.DataDir into rt.
-func New(rt *runtime.Runtime, opts *Options) (*Server, error) {
-	if rt == nil {
-		return nil, fmt.Errorf("httpapi: New: nil runtime")
+// New returns a Server over be, usually a *runtime.Runtime.
+func New(be Backend, opts *Options) (*Server, error) {
+	if be == nil {
+		return nil, fmt.Errorf("httpapi: New: nil backend")
 	}
 	var o Options
 	if opts != nil {
@@ -42,22 +36,7 @@ func New(rt *runtime.Runtime, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	o = o.withDefaults()
-	s := &Server{rt: rt, opts: o, log: o.Logger, lim: newLimiter(o.RequestsPerMinute, o.ConcurrentRequests, o.Now), infos: newModelInfos()}
-	if !o.DisableMetrics {
-		s.metrics = newMetrics()
-	}
-	if o.Mock {
-		m, err := newMocker()
-		if err != nil {
-			return nil, err
-		}
-		s.mock = m
-	}
-	nets, err := openNetworkStore(o.DataDir, rt, s.log)
-	if err != nil {
-		return nil, err
-	}
-	s.nets = nets
+	s := &Server{be: be, opts: o, log: o.Logger, lim: newLimiter(o.RequestsPerMinute, o.ConcurrentRequests, o.Now), infos: newModelInfos()}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -93,8 +72,8 @@ func (s *Server) routes() http.Handler {
 		mux.Handle(patternPath(path), s.endpoint(path, http.HandlerFunc(methodNotAllowed(method))))
 	}
 	handle("GET", epHealth, false, s.handleHealth)
-	if s.metrics != nil {
-		handle("GET", epMetrics, false, s.metrics.handler().ServeHTTP)
+	if s.opts.Metrics != nil {
+		handle("GET", epMetrics, false, s.opts.Metrics.Handler().ServeHTTP)
 	}
 	handle("GET", epModels, true, s.handleModels)
 	handle("GET", epModel, true, s.handleModel)
@@ -201,8 +180,8 @@ func (s *Server) requestID(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		if s.metrics != nil {
-			s.metrics.request(ri.endpoint, sw.status, s.opts.Now().Sub(ri.start))
+		if s.opts.Metrics != nil {
+			s.opts.Metrics.Request(ri.endpoint, sw.status, s.opts.Now().Sub(ri.start))
 		}
 	})
 }
@@ -236,7 +215,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			s.log.Error("panic serving request", "request_id", ri.id, "endpoint", ri.endpoint, "panic", fmt.Sprint(v))
 			if ri.principal != "" && !ri.recorded {
 				ri.recorded = true
-				s.rt.Telemetry().RecordRequest(ri.principal, ri.endpoint, true, s.opts.Now().Sub(ri.start))
+				s.be.Telemetry().RecordRequest(ri.principal, ri.endpoint, true, s.opts.Now().Sub(ri.start))
 			}
 			switch {
 			case ri.sw != nil && ri.sw.status == 0:
@@ -305,7 +284,7 @@ func (s *Server) endpoint(name string, next http.Handler) http.Handler {
 			if ri.sw != nil && ri.sw.status != 0 {
 				status = ri.sw.status
 			}
-			s.rt.Telemetry().RecordRequest(ri.principal, name, status >= 400, s.opts.Now().Sub(ri.start))
+			s.be.Telemetry().RecordRequest(ri.principal, name, status >= 400, s.opts.Now().Sub(ri.start))
 		}
 	})
 }

@@ -126,7 +126,7 @@ func (st *sse) event(ev runtime.Event) error {
 		} else {
 			b = append(b, `,"text":"","logprobs":null,"finish_reason":`...)
 		}
-		b = appendString(b, ev.FinishReason)
+		b = appendString(b, string(ev.FinishReason))
 		b = append(b, "}]}\n\n"...)
 		st.buf = b
 		st.write(b, true)
@@ -247,12 +247,12 @@ func appendErrorEvent(b []byte, e *Error) []byte {
 // stream serves a request with stream:true. Headers go out with the first
 // event, so an error before any (a full queue, say) is still an ordinary
 // HTTP error.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, gen generator, g *genRequest, model string, reqs []*runtime.Request) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, g *genRequest, m *runtime.Model, reqs []*runtime.Request) {
 	prefix := "cmpl-"
 	if g.chat {
 		prefix = "chatcmpl-"
 	}
-	st := newSSE(w, s, g, newID(prefix), s.opts.Now().Unix(), model)
+	st := newSSE(w, s, g, newID(prefix), s.opts.Now().Unix(), m.ID)
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	var usage runtime.Usage
@@ -265,7 +265,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, gen generator, g
 				}
 			}
 		}
-		res, err := gen.Generate(ctx, req, st.event)
+		res, err := s.be.Generate(ctx, req, st.event)
 		if res != nil {
 			s.observe(res)
 			usage.PromptTokens += res.Usage.PromptTokens

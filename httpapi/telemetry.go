@@ -22,8 +22,8 @@ type telemetryResponse struct {
 func (s *Server) handleTelemetry(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := runtime.Filter{Principal: info(r).principal, Model: q.Get("model"), Deployment: q.Get("deployment")}
-	if f.Model == "neuro-1" {
-		f.Model = "neuro-1-standard"
+	if m, err := s.be.Model(f.Model); err == nil {
+		f.Model = m.ID // an alias counts as its model
 	}
 	if ws := q.Get("window"); ws != "" {
 		d, err := time.ParseDuration(ws)
@@ -33,7 +33,7 @@ func (s *Server) handleTelemetry(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Window = d
 	}
-	sum, err := s.rt.Telemetry().Summarize(f)
+	sum, err := s.be.Telemetry().Summarize(f)
 	if errors.Is(err, runtime.ErrBadWindow) {
 		writeError(w, invalid("window", "invalid_value", "%s", trimPrefix(err)))
 		return

@@ -11,11 +11,13 @@
 //
 //	rt := runtime.New(nil)
 //	if err := models.Register(rt); err != nil { ... }
-//	if _, err := models.Deploy(ctx, rt); err != nil { ... }
+//	if _, err := models.Deploy(ctx, rt, nil); err != nil { ... }
 //
 // Register adds the models (neuro-1-standard also answers to "neuro-1");
 // Deploy puts each on the cpu device and neuro-1-lite on every
-// neuromorphic emulator that is linked in and can hold it.
+// neuromorphic emulator that is linked in and can hold it, or, with
+// DeployOptions, all of them on one device, or on mock devices that run
+// nothing.
 package models
 
 import (
@@ -38,6 +40,8 @@ import (
 	"github.com/neuro-go/neuro/models/tokenizers"
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"
+	_ "github.com/neuro-go/neuro/runtime/hal/cpu" // the device Deploy places every model on
+	"github.com/neuro-go/neuro/runtime/hal/mock"
 )
 
 // The built-in models' ids.
@@ -132,31 +136,79 @@ func Register(rt *runtime.Runtime) error {
 	return nil
 }
 
-// Deploy deploys the registered built-in models: each on "cpu" with the
-// id "<model>-cpu", and neuro-1-lite also on every other linked device
-// that takes it, as "neuro-1-lite-<device>". A device that cannot hold the
-// model is skipped; an error is returned only when a cpu deployment fails.
-func Deploy(ctx context.Context, rt *runtime.Runtime) ([]*runtime.Deployment, error) {
-	var out []*runtime.Deployment
+// DeployOptions choose where the built-in models run. The zero value is
+// the default placement.
+type DeployOptions struct {
+	// Device, when set to a device other than "cpu", places every model
+	// there as "<model>-<device>" instead. A model the device cannot hold
+	// runs on cpu ("<model>-cpu"), and Deploy says so in its error-free
+	// Fallbacks.
+	Device string
+	// Mock places the models on mock devices (package runtime/hal/mock)
+	// that stand in for the real ones: the same deployments, tokenizers
+	// and limits, and nothing runs.
+	Mock bool
+}
+
+// Placement is what Deploy did.
+type Placement struct {
+	Deployments []*runtime.Deployment
+	// Fallbacks names the models that the chosen device could not hold,
+	// each with the reason, now deployed on cpu instead.
+	Fallbacks map[string]error
+}
+
+// Deploy deploys the registered built-in models. By default each goes on
+// "cpu" as "<model>-cpu", and neuro-1-lite also on every other linked
+// device that holds it, as "neuro-1-lite-<device>" (a device that cannot
+// hold it is skipped). An error is returned when a model cannot be
+// deployed anywhere.
+func Deploy(ctx context.Context, rt *runtime.Runtime, opts *DeployOptions) (*Placement, error) {
+	var o DeployOptions
+	if opts != nil {
+		o = *opts
+	}
+	out := &Placement{Fallbacks: map[string]error{}}
+	deploy := func(id, device string) error {
+		spec := runtime.DeploymentSpec{ID: id + "-" + device, Model: id, Device: device}
+		if o.Mock {
+			base, err := hal.Open(device, hal.Config{})
+			if err != nil {
+				return err
+			}
+			m, err := rt.Model(id)
+			if err != nil {
+				return err
+			}
+			spec.Dev = mock.New(base, &mock.Options{Tokenizer: m.Tokenizer})
+		}
+		d, err := rt.Deploy(ctx, spec)
+		if err == nil {
+			out.Deployments = append(out.Deployments, d)
+		}
+		return err
+	}
 	for _, id := range Names() {
 		if _, err := rt.Model(id); err != nil {
 			continue
 		}
-		d, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: id + "-cpu", Model: id, Device: "cpu"})
-		if err != nil {
+		if o.Device != "" && o.Device != "cpu" {
+			err := deploy(id, o.Device)
+			if err == nil {
+				continue
+			}
+			out.Fallbacks[id] = err
+		}
+		if err := deploy(id, "cpu"); err != nil {
 			return out, fmt.Errorf("models: %w", err)
 		}
-		out = append(out, d)
 	}
-	if _, err := rt.Model(Lite); err != nil {
+	if _, err := rt.Model(Lite); err != nil || (o.Device != "" && o.Device != "cpu") {
 		return out, nil
 	}
 	for _, dev := range hal.Devices() {
-		if dev == "cpu" {
-			continue
-		}
-		if d, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: Lite + "-" + dev, Model: Lite, Device: dev}); err == nil {
-			out = append(out, d)
+		if dev != "cpu" {
+			deploy(Lite, dev) // a device that cannot hold lite is skipped
 		}
 	}
 	return out, nil

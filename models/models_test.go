@@ -57,10 +57,11 @@ func TestGeneratesPyTorchsContinuation(t *testing.T) {
 	if err := models.Register(rt); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := models.Deploy(context.Background(), rt)
+	pl, err := models.Deploy(context.Background(), rt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ds := pl.Deployments
 	runs := map[string]string{models.Lite: "lite-lima", models.Standard: "standard-lima", models.Heavy: "heavy-lima"}
 	for _, id := range models.Names() {
 		t.Run(id, func(t *testing.T) {

@@ -45,13 +45,13 @@ type Deployment struct {
 	stopOnce sync.Once
 }
 
-func newDeployment(r *Runtime, spec DeploymentSpec, m *Model) *Deployment {
+func newDeployment(r *Runtime, spec DeploymentSpec, m *Model, caps hal.Capabilities) *Deployment {
 	depth := r.opts.QueueDepth
 	if depth == 0 {
 		depth = 4 * spec.MaxBatch * spec.Replicas
 	}
 	return &Deployment{
-		ID: spec.ID, Model: m, MaxBatch: spec.MaxBatch, Replicas: spec.Replicas, Created: r.opts.Now(),
+		ID: spec.ID, Model: m, Device: caps, MaxBatch: spec.MaxBatch, Replicas: spec.Replicas, Created: r.opts.Now(),
 		rt: r, spec: spec, queue: make(chan *seq, depth), done: make(chan struct{}), status: StatusLoading,
 	}
 }
@@ -77,12 +77,9 @@ func (d *Deployment) Load() (active, queued int) {
 	return d.active, len(d.queue)
 }
 
-func (d *Deployment) start(ctx context.Context) error {
-	dev, err := hal.Open(d.spec.Device, d.spec.Config)
-	if err != nil {
-		return err
-	}
-	d.Device = dev.Capabilities()
+// start loads the replicas onto dev. The deployment is already listed
+// (status loading); start writes only what the mutex guards.
+func (d *Deployment) start(ctx context.Context, dev hal.Device) error {
 	insts := make([]hal.Instance, 0, d.Replicas)
 	for i := 0; i < d.Replicas; i++ {
 		in, err := dev.Load(ctx, d.Model.Program, d.MaxBatch)
@@ -90,7 +87,7 @@ func (d *Deployment) start(ctx context.Context) error {
 			for _, in := range insts {
 				in.Close()
 			}
-			return fmt.Errorf("runtime: deploying %q on %s: %w", d.Model.ID, d.spec.Device, err)
+			return fmt.Errorf("runtime: deploying %q on %s: %w", d.Model.ID, d.Device.Name, err)
 		}
 		if len(in.Inputs()) != 1 || len(in.Outputs()) != 1 {
 			in.Close()
@@ -187,7 +184,7 @@ func (w *worker) run() {
 			return
 		}
 		if err := w.tick(); err != nil {
-			err = fmt.Errorf("%w: %s: %v", ErrDeviceUnavailable, w.d.Device.Name, err)
+			err = fmt.Errorf("%w: %s: %w", ErrDeviceUnavailable, w.d.Device.Name, err)
 			w.release(err)
 			w.d.replicaFailed(err)
 			return

@@ -55,7 +55,10 @@ func (f *faultyInstance) Counters() snn.Counters { return f.Instance.Counters() 
 var faultySteps atomic.Int64
 
 func init() {
-	hal.Register("faulty", func(hal.Config) (hal.Device, error) { return faultyDevice{cpu.New(), &faultySteps}, nil })
+	hal.Register("faulty", func(hal.Config) (hal.Device, error) {
+		d, err := cpu.New(nil)
+		return faultyDevice{d, &faultySteps}, err
+	})
 }
 
 // A device that fails mid-generation fails the requests on it, queued ones

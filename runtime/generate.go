@@ -53,9 +53,8 @@ type Event struct {
 	Text string
 	// Logprobs are those of the tokens consumed since the last event.
 	Logprobs []TokenLogprob
-	// FinishReason is set on the last event of a choice: "stop" or
-	// "length".
-	FinishReason string
+	// FinishReason is set on the last event of a choice.
+	FinishReason FinishReason
 }
 
 // Choice is one finished completion.
@@ -64,8 +63,18 @@ type Choice struct {
 	Text         string
 	Tokens       []int
 	Logprobs     []TokenLogprob
-	FinishReason string
+	FinishReason FinishReason
 }
+
+// FinishReason says why a choice ended, in the OpenAI API's words.
+type FinishReason string
+
+const (
+	// FinishStop: the model emitted a stop token or a stop sequence matched.
+	FinishStop FinishReason = "stop"
+	// FinishLength: max_tokens or the model's context was reached.
+	FinishLength FinishReason = "length"
+)
 
 // Usage counts tokens.
 type Usage struct {
@@ -424,7 +433,7 @@ type seq struct {
 	stats          Stats
 	err            error
 	finished       bool
-	finishReason   string
+	finishReason   FinishReason
 }
 
 func newSeq(ctx context.Context, req *Request, choice int, prompt []int, m *Model, rs *reqState, seed uint64, stopIDs []int) *seq {
@@ -469,15 +478,15 @@ func (s *seq) advance(logits []float32) bool {
 		}
 	}
 	if s.req.EchoOnly {
-		s.finish("length")
+		s.finish(FinishLength)
 		return true
 	}
 	if s.req.MaxTokens > 0 && len(s.generated) >= s.req.MaxTokens {
-		s.finish("length")
+		s.finish(FinishLength)
 		return true
 	}
 	if n := s.model.ContextLength(); n > 0 && len(s.prompt)+len(s.generated) >= n {
-		s.finish("length")
+		s.finish(FinishLength)
 		return true
 	}
 	id := s.sampler.next(logits)
@@ -493,7 +502,7 @@ func (s *seq) advance(logits []float32) bool {
 			if s.req.Logprobs {
 				s.pending = append(s.pending, lp)
 			}
-			s.finish("stop")
+			s.finish(FinishStop)
 			return true
 		}
 	}
@@ -503,12 +512,12 @@ func (s *seq) advance(logits []float32) bool {
 		s.pending = append(s.pending, lp)
 	}
 	if s.stopMatched() {
-		s.finish("stop")
+		s.finish(FinishStop)
 		return true
 	}
 	if s.req.MaxTokens > 0 && len(s.generated) >= s.req.MaxTokens {
 		s.text.WriteString(s.decoder.Flush())
-		s.finish("length")
+		s.finish(FinishLength)
 		return true
 	}
 	s.emit(false)
@@ -564,7 +573,7 @@ func (s *seq) emit(final bool) {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-func (s *seq) finish(reason string) {
+func (s *seq) finish(reason FinishReason) {
 	s.finishReason = reason
 	s.finished = true
 	s.emit(true)

@@ -54,6 +54,10 @@ type Options struct {
 	// so a slow consumer costs no memory beyond the bound. (A request
 	// without a callback takes its events at the end.) Default 256.
 	MaxPendingEvents int
+	// DataDir, when set, is where Compile stores networks so that they
+	// survive a restart; New registers the ones already there. Default:
+	// kept in memory only.
+	DataDir string
 	// Now is the clock; default time.Now. Tests set it.
 	Now func() time.Time
 }
@@ -82,6 +86,9 @@ type Model struct {
 	Card      Card
 	OwnedBy   string
 	Created   time.Time
+	// Network is set on networks compiled through Compile: what the
+	// compile found, and its owner.
+	Network *Network
 }
 
 // IsLanguageModel reports whether the model can generate text.
@@ -130,21 +137,16 @@ func New(opts *Options) *Runtime {
 	}
 	log := o.Logger
 	if log == nil {
-		log = slog.New(discardHandler{})
+		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runtime{
+	r := &Runtime{
 		opts: o, log: log,
 		models: map[string]*Model{}, aliases: map[string]string{}, deps: map[string]*Deployment{},
 		telemetry: newTelemetry(o.TelemetryRecords, o.Now),
 	}
+	r.loadNetworks()
+	return r
 }
-
-type discardHandler struct{}
-
-func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
-func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
-func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
-func (d discardHandler) WithGroup(string) slog.Handler           { return d }
 
 // Telemetry returns the runtime's telemetry store.
 func (r *Runtime) Telemetry() *Telemetry { return r.telemetry }
@@ -251,17 +253,26 @@ func (r *Runtime) Models() []*Model {
 
 // DeploymentSpec asks for a model on a device.
 type DeploymentSpec struct {
-	ID     string
-	Model  string
-	Device string // a hal device name; default "cpu"
+	ID    string
+	Model string
+	// Device is a registered device name (hal.Open); default "cpu".
+	Device string
+	// Config configures the named device.
 	Config hal.Config
+	// Dev, when set, is the device itself, already configured through its
+	// backend's typed constructor (or a mock, or a driver that is not
+	// registered); Device and Config are then ignored.
+	Dev hal.Device
 	// MaxBatch is how many sequences one replica steps together. Default 8.
 	MaxBatch int
 	// Replicas is how many instances serve the deployment. Default 1.
 	Replicas int
 }
 
-// Deploy loads a model onto a device and starts serving it.
+// Deploy loads a model onto a device and starts serving it. The
+// deployment is listed, with status loading, from the moment its device
+// is open; every exported field is final by then, so readers of
+// Deployments never race with the load.
 func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment, error) {
 	m, err := r.Model(spec.Model)
 	if err != nil {
@@ -269,9 +280,6 @@ func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment,
 	}
 	if spec.ID == "" {
 		return nil, fmt.Errorf("runtime: Deploy: the deployment needs an ID")
-	}
-	if spec.Device == "" {
-		spec.Device = "cpu"
 	}
 	if spec.MaxBatch == 0 {
 		spec.MaxBatch = 8
@@ -282,6 +290,16 @@ func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment,
 	if spec.MaxBatch < 1 || spec.Replicas < 1 {
 		return nil, fmt.Errorf("runtime: Deploy %q: batch %d and replicas %d must be positive", spec.ID, spec.MaxBatch, spec.Replicas)
 	}
+	dev := spec.Dev
+	if dev == nil {
+		if spec.Device == "" {
+			spec.Device = "cpu"
+		}
+		if dev, err = hal.Open(spec.Device, spec.Config); err != nil {
+			return nil, fmt.Errorf("runtime: Deploy %q: %w", spec.ID, err)
+		}
+	}
+	d := newDeployment(r, spec, m, dev.Capabilities())
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -291,16 +309,15 @@ func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment,
 		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: deployment %q", ErrDuplicate, spec.ID)
 	}
-	d := newDeployment(r, spec, m)
 	r.deps[spec.ID] = d
 	r.mu.Unlock()
-	if err := d.start(ctx); err != nil {
+	if err := d.start(ctx, dev); err != nil {
 		r.mu.Lock()
 		delete(r.deps, spec.ID)
 		r.mu.Unlock()
 		return nil, err
 	}
-	r.log.Info("deployment ready", "deployment", spec.ID, "model", m.ID, "device", spec.Device, "batch", spec.MaxBatch, "replicas", spec.Replicas)
+	r.log.Info("deployment ready", "deployment", spec.ID, "model", m.ID, "device", d.Device.Name, "batch", spec.MaxBatch, "replicas", spec.Replicas)
 	return d, nil
 }
 

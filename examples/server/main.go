@@ -24,8 +24,9 @@
 // and registered at start (registerBuiltins), each deployed on the cpu
 // device as "<model>-cpu" and neuro-1-lite also on the neuromorphic
 // emulators that hold it ("neuro-1-lite-loihi"). With -device loihi or
-// xylo, every model that device holds is deployed there instead. In mock
-// mode none is loaded.
+// xylo, every model that device holds is deployed there instead, and the
+// others on cpu, as the start-up message says. In mock mode the same
+// deployments sit on mock devices (runtime/hal/mock): nothing runs.
 //
 // SIGINT or SIGTERM shut the server down gracefully: it stops accepting
 // connections, lets running requests and streams finish (up to 30 s), then
@@ -37,11 +38,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -51,7 +52,11 @@ import (
 	"syscall"
 	"time"
 
+	_ "github.com/neuro-go/neuro/compile/nir" // the formats /v1/compile takes
+	_ "github.com/neuro-go/neuro/compile/onnx"
+	_ "github.com/neuro-go/neuro/compile/pytorch"
 	"github.com/neuro-go/neuro/httpapi"
+	"github.com/neuro-go/neuro/httpapi/prom"
 	"github.com/neuro-go/neuro/models"
 	neuro "github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"
@@ -108,52 +113,38 @@ func principal(key string) string {
 }
 
 // registerBuiltins registers the built-in neuro-1 models and deploys
-// them: on cpu, each model on the float simulator and neuro-1-lite also on
-// every neuromorphic emulator that holds it (models.Deploy); on another
-// device, every model that device holds. It returns the deployments.
-func registerBuiltins(ctx context.Context, rt *neuro.Runtime, device string) ([]*neuro.Deployment, error) {
+// them (models.Deploy): on cpu, each model on the float simulator and
+// neuro-1-lite also on every neuromorphic emulator that holds it; on
+// another device, every model that device holds, the others on cpu
+// beside it. In mock mode the same deployments sit on mock devices.
+func registerBuiltins(ctx context.Context, rt *neuro.Runtime, c *config) (*models.Placement, error) {
 	if err := models.Register(rt); err != nil {
 		return nil, err
 	}
-	if device == "cpu" {
-		return models.Deploy(ctx, rt)
-	}
-	var out []*neuro.Deployment
-	var errs []error
-	for _, id := range models.Names() {
-		d, err := rt.Deploy(ctx, neuro.DeploymentSpec{ID: id + "-" + device, Model: id, Device: device})
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, d)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no built-in model can be deployed on %s: %w", device, errors.Join(errs...))
-	}
-	return out, nil
+	return models.Deploy(ctx, rt, &models.DeployOptions{Device: c.device, Mock: c.mock})
 }
 
-// setup builds the runtime and the handler. In mock mode no model is
-// loaded: the mock catalogue answers.
+// setup builds the runtime and the handler.
 func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (*neuro.Runtime, *httpapi.Server, error) {
-	rt := neuro.New(&neuro.Options{Logger: log})
+	rt := neuro.New(&neuro.Options{Logger: log, DataDir: c.data})
+	start := time.Now()
+	pl, err := registerBuiltins(ctx, rt, c)
+	if err != nil {
+		rt.Close()
+		return nil, nil, err
+	}
 	if c.mock {
 		fmt.Fprintln(stdout, "Mock mode: no model runs; answers are deterministic text with real token counts.")
-	} else {
-		start := time.Now()
-		ds, err := registerBuiltins(ctx, rt, c.device)
-		if err != nil {
-			rt.Close()
-			return nil, nil, err
-		}
-		fmt.Fprintf(stdout, "Loaded %s in %v; deployments:", strings.Join(models.Names(), ", "), time.Since(start).Round(time.Millisecond))
-		for _, d := range ds {
-			fmt.Fprintf(stdout, " %s", d.ID)
-		}
-		fmt.Fprintln(stdout)
 	}
-	srv, err := httpapi.New(rt, &httpapi.Options{Keys: c.keys, Mock: c.mock, DataDir: c.data, Logger: log})
+	fmt.Fprintf(stdout, "Loaded %s in %v; deployments:", strings.Join(models.Names(), ", "), time.Since(start).Round(time.Millisecond))
+	for _, d := range pl.Deployments {
+		fmt.Fprintf(stdout, " %s", d.ID)
+	}
+	fmt.Fprintln(stdout)
+	for _, id := range slices.Sorted(maps.Keys(pl.Fallbacks)) {
+		fmt.Fprintf(stdout, "%s does not fit %s, so it runs on cpu: %v\n", id, c.device, pl.Fallbacks[id])
+	}
+	srv, err := httpapi.New(rt, &httpapi.Options{Keys: c.keys, Mock: c.mock, Logger: log, Metrics: prom.New()})
 	if err != nil {
 		rt.Close()
 		return nil, nil, err

@@ -23,7 +23,7 @@ func Example() {
 	req := &client.ChatCompletionRequest{
 		Model:         "neuro-1",
 		Messages:      []client.ChatMessage{{Role: "user", Content: "Hello"}},
-		MaxTokens:     client.Ptr(5),
+		MaxTokens:     client.Ptr(3),
 		StreamOptions: &client.StreamOptions{IncludeUsage: true},
 	}
 	for chunk, err := range c.ChatCompletionStream(ctx, req) {
@@ -45,6 +45,6 @@ func Example() {
 	fmt.Println("not found:", client.IsNotFound(err))
 	// Output:
 	// model: neuro-1-standard finish: length
-	// completion tokens: 5
+	// completion tokens: 3
 	// not found: true
 }

@@ -2,7 +2,7 @@
 // for the tests of clients (this module's client, the OpenAI clients in
 // the compat module) and for load tests: the real httpapi handler over a
 // runtime that serves small random-weight language models under the
-// built-in ids, or the handler in mock mode.
+// built-in ids, on the CPU simulator or, in mock mode, on mock devices.
 //
 // # Overview
 //
@@ -32,10 +32,13 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/httpapi"
+	"github.com/neuro-go/neuro/httpapi/prom"
 	"github.com/neuro-go/neuro/models/tokenizers"
 	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"   // the CPU simulator, for the deployments
 	_ "github.com/neuro-go/neuro/runtime/hal/loihi" // the Loihi 2 emulator, for the chip deployment
+	"github.com/neuro-go/neuro/runtime/hal/mock"
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
@@ -56,7 +59,8 @@ const ContextLength = 256
 
 // Options configure a test server. The zero value works.
 type Options struct {
-	// Mock serves in mock mode: no runtime models at all.
+	// Mock serves in mock mode: the same models and deployments on mock
+	// devices (runtime/hal/mock), which run nothing.
 	Mock bool
 	// Keys maps API keys to principals. Default {DefaultKey: "test"}.
 	Keys map[string]string
@@ -103,17 +107,18 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 		}
 	}
 	rt := runtime.New(o.Runtime)
-	if !o.Mock {
-		if err := AddModels(ctx, rt, o.MaxBatch, !o.NoLoihi); err != nil {
-			rt.Close()
-			return nil, err
-		}
+	if err := AddModels(ctx, rt, &ModelOptions{MaxBatch: o.MaxBatch, Loihi: !o.NoLoihi, Mock: o.Mock}); err != nil {
+		rt.Close()
+		return nil, err
 	}
 	var api httpapi.Options
 	if o.API != nil {
 		api = *o.API
 	}
 	api.Keys, api.Mock = o.Keys, o.Mock
+	if api.Metrics == nil {
+		api.Metrics = prom.New()
+	}
 	h, err := httpapi.New(rt, &api)
 	if err != nil {
 		rt.Close()
@@ -131,16 +136,44 @@ func (s *Server) Close() {
 	s.Runtime.Close()
 }
 
+// ModelOptions choose the test models' deployments. The zero value
+// works.
+type ModelOptions struct {
+	// MaxBatch is each deployment's batch. Default 8.
+	MaxBatch int
+	// Loihi deploys neuro-1-lite on the Loihi 2 emulator too.
+	Loihi bool
+	// Mock places every deployment on a mock device standing in for its
+	// device.
+	Mock bool
+}
+
 // AddModels registers the three test models in rt and deploys each on
-// the CPU simulator ("<id>-cpu", batch maxBatch, default 8), and, with
-// loihi, neuro-1-lite on the Loihi 2 emulator too.
-func AddModels(ctx context.Context, rt *runtime.Runtime, maxBatch int, loihi bool) error {
+// the CPU simulator ("<id>-cpu"), and, with Loihi, neuro-1-lite on the
+// Loihi 2 emulator too. neuro-1-standard answers to "neuro-1" as well.
+func AddModels(ctx context.Context, rt *runtime.Runtime, opts *ModelOptions) error {
+	var o ModelOptions
+	if opts != nil {
+		o = *opts
+	}
 	tok, err := tokenizers.Load("neuro-bpe-1k")
 	if err != nil {
 		return fmt.Errorf("clienttest: %w", err)
 	}
-	if maxBatch == 0 {
-		maxBatch = 8
+	if o.MaxBatch == 0 {
+		o.MaxBatch = 8
+	}
+	deploy := func(id, device string, batch int) error {
+		spec := runtime.DeploymentSpec{ID: id + "-" + device, Model: id, Device: device, MaxBatch: batch}
+		if o.Mock {
+			base, err := hal.Open(device, hal.Config{})
+			if err != nil {
+				return err
+			}
+			spec.Dev = mock.New(base, &mock.Options{Tokenizer: tok})
+		}
+		_, err := rt.Deploy(ctx, spec)
+		return err
 	}
 	for i, id := range Models {
 		p := Program(id, tok.VocabSize(), 32+16*i, uint64(i+1))
@@ -149,15 +182,18 @@ func AddModels(ctx context.Context, rt *runtime.Runtime, maxBatch int, loihi boo
 		}
 		m := &runtime.Model{ID: id, Program: p, Tokenizer: tok,
 			Card: runtime.Card{Description: "test model: random weights"}}
+		if id == "neuro-1-standard" {
+			m.Aliases = []string{"neuro-1"}
+		}
 		if err := rt.RegisterModel(m); err != nil {
 			return fmt.Errorf("clienttest: %w", err)
 		}
-		if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: id + "-cpu", Model: id, MaxBatch: maxBatch}); err != nil {
+		if err := deploy(id, "cpu", o.MaxBatch); err != nil {
 			return fmt.Errorf("clienttest: %w", err)
 		}
 	}
-	if loihi {
-		if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: LoihiDeployment, Model: Models[0], Device: "loihi", MaxBatch: 2}); err != nil {
+	if o.Loihi {
+		if err := deploy(Models[0], "loihi", 2); err != nil {
 			return fmt.Errorf("clienttest: %w", err)
 		}
 	}

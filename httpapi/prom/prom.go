@@ -1,4 +1,12 @@
-package httpapi
+// Package prom exports an httpapi server's metrics in the Prometheus text
+// format, through client_golang. It is a package of its own so that a
+// program mounting httpapi without it links no Prometheus code:
+//
+//	srv, err := httpapi.New(rt, &httpapi.Options{Keys: keys, Metrics: prom.New()})
+//
+// Each Metrics has a registry of its own (with the Go and process
+// collectors): two servers in one process never share or collide.
+package prom
 
 import (
 	"net/http"
@@ -11,9 +19,9 @@ import (
 	"github.com/neuro-go/neuro/runtime"
 )
 
-// metrics are the server's Prometheus series, in a registry of its own:
-// two servers in one process never share or collide.
-type metrics struct {
+// Metrics are a server's Prometheus series. It implements
+// httpapi.Metrics.
+type Metrics struct {
 	reg       *prometheus.Registry
 	requests  *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
@@ -26,8 +34,9 @@ type metrics struct {
 	codes     [600]string
 }
 
-func newMetrics() *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
+// New returns the series in a new registry.
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_http_requests_total",
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "neuro_http_request_duration_seconds",
@@ -52,11 +61,13 @@ func newMetrics() *metrics {
 	return m
 }
 
-func (m *metrics) handler() http.Handler {
+// Handler serves the registry.
+func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-func (m *metrics) request(endpoint string, status int, d time.Duration) {
+// Request counts a finished request.
+func (m *Metrics) Request(endpoint string, status int, d time.Duration) {
 	code := "other"
 	if status >= 0 && status < len(m.codes) {
 		code = m.codes[status]
@@ -65,7 +76,8 @@ func (m *metrics) request(endpoint string, status int, d time.Duration) {
 	m.latency.WithLabelValues(endpoint).Observe(d.Seconds())
 }
 
-func (m *metrics) generation(res *runtime.Result) {
+// Generation counts a finished generation.
+func (m *Metrics) Generation(res *runtime.Result) {
 	model := res.Model
 	if res.Stats.TimeToFirstToken > 0 {
 		m.ttft.WithLabelValues(model).Observe(res.Stats.TimeToFirstToken.Seconds())

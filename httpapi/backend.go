@@ -1,0 +1,50 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// Backend is what the REST surface needs of a runtime: its models and
+// deployments, generation, compiling and storing networks, and the
+// callers' telemetry. *runtime.Runtime satisfies it; a program may wrap
+// one (to add a cache, or route to other nodes). Mock mode is not a
+// Backend of its own: it is a runtime whose deployments sit on mock
+// devices (package runtime/hal/mock), so that every check is the real
+// one.
+type Backend interface {
+	// Model finds a model by id or alias; an unknown one wraps
+	// runtime.ErrModelNotFound.
+	Model(id string) (*runtime.Model, error)
+	Models() []*runtime.Model
+	// Deployment finds a deployment; an unknown one wraps
+	// runtime.ErrDeploymentNotFound.
+	Deployment(id string) (*runtime.Deployment, error)
+	Deployments() []*runtime.Deployment
+	// Prepare validates a generation request and encodes its prompt,
+	// refusing what Generate would refuse.
+	Prepare(req *runtime.Request) (*runtime.Deployment, []int, error)
+	// Generate runs a request, calling fn with each event; it records
+	// the request in Telemetry.
+	Generate(ctx context.Context, req *runtime.Request, fn func(runtime.Event) error) (*runtime.Result, error)
+	// Compile imports, compiles and stores a network for its owner.
+	Compile(ctx context.Context, req *runtime.CompileRequest) (*runtime.Network, error)
+	Telemetry() *runtime.Telemetry
+}
+
+var _ Backend = (*runtime.Runtime)(nil)
+
+// Metrics receives what the server observes, for an exporter of the
+// program's choice: httpapi/prom serves them in Prometheus' format. A
+// server without one has no /metrics and links no exporter.
+type Metrics interface {
+	// Request counts a finished request by endpoint and status.
+	Request(endpoint string, status int, d time.Duration)
+	// Generation counts a finished generation: tokens, spikes, energy.
+	Generation(res *runtime.Result)
+	// Handler serves GET /metrics.
+	Handler() http.Handler
+}

@@ -1,0 +1,233 @@
+// Package mock is a hal device that runs nothing: it stands in for
+// another device (taking its name, kind and limits) and answers every
+// step with deterministic outputs, so that a server in mock mode goes
+// through the real runtime (the same models, tokenizers, context limits,
+// deployments, queues and telemetry) without the cost of a network.
+//
+// # Overview
+//
+//	base, _ := hal.Open("loihi", hal.Config{})
+//	dev := mock.New(base, &mock.Options{Tokenizer: tok})
+//	rt.Deploy(ctx, runtime.DeploymentSpec{ID: "lite-loihi", Model: "neuro-1-lite", Dev: dev})
+//
+// # Invariants
+//
+//   - A slot's outputs depend only on the inputs that slot has been given
+//     since its last Reset: the same request gives the same text, alone or
+//     in a batch.
+//   - For a language model the output is a logit vector with one token
+//     60 above the rest, so sampling at any temperature picks it (a
+//     logit_bias can still move it, as it would a real model).
+//   - With a tokenizer, the tokens are whole lower-case words and, about
+//     one time in twenty, the end of the turn.
+package mock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/runtime/hal"
+	"github.com/neuro-go/neuro/snn"
+	"github.com/neuro-go/neuro/tokenizer"
+)
+
+// Options configure a mock device. The zero value works.
+type Options struct {
+	// Tokenizer, when set, is the vocabulary of the language model the
+	// device will hold: its outputs then spell words.
+	Tokenizer *tokenizer.Tokenizer
+}
+
+// Device is a mock of another device.
+type Device struct {
+	base  hal.Capabilities
+	words []int
+	stop  int
+}
+
+// New returns a device that answers as base is named and limited, and
+// computes nothing.
+func New(base hal.Device, opts *Options) *Device {
+	d := &Device{base: base.Capabilities(), stop: -1}
+	if opts != nil && opts.Tokenizer != nil {
+		tok := opts.Tokenizer
+		for id := 0; id < tok.VocabSize(); id++ {
+			if isWord(tok.Decode([]int{id})) {
+				d.words = append(d.words, id)
+			}
+		}
+		if ids, _ := tok.StopIDs(); len(ids) > 0 {
+			d.stop = ids[0]
+		} else if id, ok := tok.SpecialID(tokenizer.EndOfText); ok {
+			d.stop = id
+		}
+	}
+	return d
+}
+
+// isWord reports a space and three or more lower-case letters.
+func isWord(s string) bool {
+	if len(s) < 4 || s[0] != ' ' {
+		return false
+	}
+	return strings.Trim(s[1:], "abcdefghijklmnopqrstuvwxyz") == ""
+}
+
+// Capabilities are the base device's.
+func (d *Device) Capabilities() hal.Capabilities { return d.base }
+
+// Load checks the batch against the base device's limit and returns an
+// instance with the program's ports.
+func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.Instance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := hal.CheckBatch(d.base, batch); err != nil {
+		return nil, err
+	}
+	if p == nil || p.Graph == nil {
+		return nil, errors.New("mock: Load: the program has no graph")
+	}
+	shapes, err := p.Graph.Shapes()
+	if err != nil {
+		return nil, fmt.Errorf("mock: %w", err)
+	}
+	port := func(name string) snn.Port {
+		shape := shapes[name].Out
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		return snn.Port{Name: name, Shape: shape, Size: n}
+	}
+	in := &instance{d: d, batch: batch, hash: make([]uint64, batch)}
+	for _, name := range p.Graph.NamesOfKind("Input") {
+		in.inputs = append(in.inputs, port(name))
+	}
+	for _, name := range p.Graph.NamesOfKind("Output") {
+		pt := port(name)
+		in.outputs = append(in.outputs, pt)
+		in.out = append(in.out, make([]float32, batch*pt.Size))
+	}
+	in.resetAll()
+	return in, nil
+}
+
+type instance struct {
+	d               *Device
+	batch           int
+	inputs, outputs []snn.Port
+	out             [][]float32
+	hash            []uint64
+	active          []bool
+	counters        snn.Counters
+	closed          bool
+}
+
+const seed = 0x6e6575726f // "neuro"
+
+func (in *instance) resetAll() {
+	for i := range in.hash {
+		in.hash[i] = seed
+	}
+}
+
+func (in *instance) Batch() int          { return in.batch }
+func (in *instance) Inputs() []snn.Port  { return in.inputs }
+func (in *instance) Outputs() []snn.Port { return in.outputs }
+func (in *instance) Counters() snn.Counters {
+	return in.counters
+}
+
+func (in *instance) Output(i int) []float32 { return in.out[i] }
+
+func (in *instance) Reset(slot int) error {
+	if in.closed {
+		return hal.ErrClosed
+	}
+	if slot < 0 || slot >= in.batch {
+		return fmt.Errorf("mock: Reset: slot %d outside [0, %d)", slot, in.batch)
+	}
+	in.hash[slot] = seed
+	return nil
+}
+
+func (in *instance) SetActive(active []bool) error {
+	if active != nil && len(active) != in.batch {
+		return fmt.Errorf("mock: SetActive: %d flags for a batch of %d", len(active), in.batch)
+	}
+	in.active = active
+	return nil
+}
+
+func (in *instance) Close() error {
+	if in.closed {
+		return hal.ErrClosed
+	}
+	in.closed = true
+	return nil
+}
+
+// Step folds each active slot's largest input (a token's one-hot, say)
+// into its hash and writes the outputs the hash chooses.
+func (in *instance) Step(ctx context.Context, inputs ...[]float32) error {
+	if in.closed {
+		return hal.ErrClosed
+	}
+	if len(inputs) != len(in.inputs) {
+		return fmt.Errorf("%w: mock: %d inputs, want %d", snn.ErrInputSize, len(inputs), len(in.inputs))
+	}
+	for i, x := range inputs {
+		if len(x) != in.batch*in.inputs[i].Size {
+			return fmt.Errorf("%w: mock: input %d has %d values, want %d", snn.ErrInputSize, i, len(x), in.batch*in.inputs[i].Size)
+		}
+	}
+	in.counters.Steps++
+	for slot := 0; slot < in.batch; slot++ {
+		if in.active != nil && !in.active[slot] {
+			continue
+		}
+		for i, x := range inputs {
+			n := in.inputs[i].Size
+			best, at := float32(0), -1
+			for j, v := range x[slot*n : (slot+1)*n] {
+				if v > best {
+					best, at = v, j
+				}
+			}
+			if at >= 0 {
+				in.hash[slot] = mix(in.hash[slot], uint64(i)<<32|uint64(at))
+			}
+		}
+		for o, pt := range in.outputs {
+			y := in.out[o][slot*pt.Size : (slot+1)*pt.Size]
+			clear(y)
+			y[in.d.pick(in.hash[slot], pt.Size)] = 60
+		}
+	}
+	return ctx.Err()
+}
+
+// pick chooses the output a hash stands for.
+func (d *Device) pick(h uint64, size int) int {
+	if d.stop >= 0 && d.stop < size && h%20 == 0 {
+		return d.stop
+	}
+	if len(d.words) > 0 {
+		if id := d.words[(h>>8)%uint64(len(d.words))]; id < size {
+			return id
+		}
+	}
+	return int((h >> 8) % uint64(size))
+}
+
+// mix is splitmix64's finaliser over (h, x): well spread for every input.
+func mix(h, x uint64) uint64 {
+	z := h + (x+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

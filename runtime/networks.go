@@ -1,0 +1,261 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/runtime/hal"
+)
+
+// CompileRequest is a network file to compile and store. The importers
+// are the ones the program linked (compile.RegisterFormat, by blank
+// import): the runtime links none itself.
+type CompileRequest struct {
+	// Format names a registered importer or one of its aliases.
+	Format string
+	// Data is the file.
+	Data []byte
+	// Name is the network's display name. Default: the format and the
+	// start of the file's SHA-256.
+	Name string
+	// Target is the device the program must fit. Default "cpu".
+	Target string
+	// Owner is the principal the stored network belongs to.
+	Owner string
+	// Import configures the importer (layer descriptions, ANN-to-SNN
+	// conversion, the bound on what it may allocate).
+	Import compile.ImportOptions
+	// Compile configures the compiler; Name and Target are set from the
+	// request.
+	Compile compile.Options
+}
+
+// Network is a compiled network the runtime stores: what compiling it
+// found. Its Model (same ID) holds the Program.
+type Network struct {
+	ID        string                `json:"id"`
+	Name      string                `json:"name"`
+	Created   time.Time             `json:"-"`
+	Owner     string                `json:"owned_by"`
+	Source    compile.Source        `json:"source"`
+	Network   compile.NetworkReport `json:"network"`
+	Target    compile.TargetReport  `json:"target"`
+	Estimates compile.Estimates     `json:"estimates"`
+	Warnings  []string              `json:"warnings"`
+}
+
+// diskNetwork is a Network as its <id>.json file holds it.
+type diskNetwork struct {
+	*Network
+	Created int64 `json:"created"`
+}
+
+// Compile imports, compiles and stores a network, and registers it as a
+// model owned by req.Owner. With Options.DataDir set, the network is
+// written there and comes back after a restart.
+//
+// A request naming an unknown format or device fails with a ParamError
+// (param "model_format" or "target"); a file the importer refuses fails
+// with the importer's error; a network that does not fit the target
+// wraps compile.ErrUnsupported.
+func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	format := strings.ToLower(req.Format)
+	if !slices.Contains(compile.Formats(), format) {
+		return nil, &ParamError{"model_format", fmt.Sprintf("format %q is not one of the linked importers (%s)", req.Format, strings.Join(compile.Formats(), ", "))}
+	}
+	target := req.Target
+	if target == "" {
+		target = "cpu"
+	}
+	dev, err := hal.Open(target, hal.Config{})
+	if err != nil {
+		return nil, &ParamError{"target", fmt.Sprintf("target %q is not a device of this runtime (have %s)", target, strings.Join(hal.Devices(), ", "))}
+	}
+	t := dev.Capabilities().Target
+	sum := sha256.Sum256(req.Data)
+	digest := hex.EncodeToString(sum[:])
+	name := req.Name
+	if name == "" {
+		name = format + "-" + digest[:12]
+	}
+	imp := req.Import
+	g, irep, err := compile.Import(format, bytes.NewReader(req.Data), int64(len(req.Data)), &imp)
+	if err != nil {
+		return nil, err
+	}
+	copts := req.Compile
+	copts.Name, copts.Target = name, &t
+	if irep.Converted {
+		copts.Task = "classification"
+	}
+	if copts.Timesteps == 0 && imp.Conversion.Timesteps > 0 {
+		copts.Timesteps = imp.Conversion.Timesteps
+	}
+	prog, rep, err := compile.Compile(g, &copts)
+	if err != nil {
+		return nil, err
+	}
+	if !rep.Target.Fits {
+		return nil, &compile.UnsupportedError{Reason: "the network does not fit " + target}
+	}
+	prog.Source = compile.Source{Format: format, Bytes: int64(len(req.Data)), SHA256: digest}
+	n := &Network{
+		ID: newNetworkID(), Name: name, Created: r.opts.Now(), Owner: req.Owner,
+		Source: prog.Source, Network: rep.Network, Target: rep.Target, Estimates: rep.Estimates,
+		Warnings: append(append([]string{}, irep.Warnings...), rep.Warnings...),
+	}
+	if err := r.store(n, prog); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// store writes a network to the data directory, when there is one, and
+// registers it. Each file is written to a temporary file and renamed
+// into place, the program first, so that a crash leaves either a whole
+// entry or none.
+func (r *Runtime) store(n *Network, prog *compile.Program) error {
+	if dir := r.networkDir(); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("runtime: data directory: %w", err)
+		}
+		var pb bytes.Buffer
+		if err := prog.Save(&pb); err != nil {
+			return err
+		}
+		mb, err := json.Marshal(diskNetwork{Network: n, Created: n.Created.Unix()})
+		if err != nil {
+			return err
+		}
+		if err := writeAtomic(filepath.Join(dir, n.ID+".program"), pb.Bytes()); err != nil {
+			return fmt.Errorf("runtime: storing network %s: %w", n.ID, err)
+		}
+		if err := writeAtomic(filepath.Join(dir, n.ID+".json"), mb); err != nil {
+			os.Remove(filepath.Join(dir, n.ID+".program"))
+			return fmt.Errorf("runtime: storing network %s: %w", n.ID, err)
+		}
+	}
+	return r.RegisterModel(&Model{ID: n.ID, Program: prog, OwnedBy: n.Owner, Created: n.Created, Network: n,
+		Card: Card{Description: "compiled network " + n.Name}})
+}
+
+func (r *Runtime) networkDir() string {
+	if r.opts.DataDir == "" {
+		return ""
+	}
+	return filepath.Join(r.opts.DataDir, "networks")
+}
+
+// loadNetworks registers the networks stored in the data directory. A
+// damaged entry is logged and skipped: it must not keep the runtime from
+// starting.
+func (r *Runtime) loadNetworks() {
+	dir := r.networkDir()
+	if dir == "" {
+		return
+	}
+	metas, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		r.log.Error("reading the data directory", "dir", dir, "err", err)
+		return
+	}
+	for _, path := range metas {
+		if err := r.loadNetwork(path); err != nil {
+			r.log.Error("skipping a stored compiled network", "file", path, "err", err)
+		}
+	}
+}
+
+func (r *Runtime) loadNetwork(metaPath string) error {
+	b, err := os.ReadFile(metaPath)
+	if err != nil {
+		return err
+	}
+	d := diskNetwork{Network: &Network{}}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return err
+	}
+	n := d.Network
+	n.Created = time.Unix(d.Created, 0)
+	id := strings.TrimSuffix(filepath.Base(metaPath), ".json")
+	if n.ID != id || !validNetworkID(id) {
+		return fmt.Errorf("entry id %q does not match its file", n.ID)
+	}
+	f, err := os.Open(filepath.Join(filepath.Dir(metaPath), id+".program"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	prog, err := compile.Load(f, fi.Size(), nil)
+	if err != nil {
+		return err
+	}
+	return r.RegisterModel(&Model{ID: n.ID, Program: prog, OwnedBy: n.Owner, Created: n.Created, Network: n,
+		Card: Card{Description: "compiled network " + n.Name}})
+}
+
+const idAlphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// newNetworkID returns "net-" and 24 random alphanumerics.
+func newNetworkID() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	for i := range b {
+		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
+	}
+	return "net-" + string(b)
+}
+
+func validNetworkID(id string) bool {
+	if !strings.HasPrefix(id, "net-") || len(id) > 64 || len(id) == 4 {
+		return false
+	}
+	for _, c := range id[4:] {
+		if !strings.ContainsRune(idAlphabet, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeAtomic writes data to a temporary file in the same directory,
+// syncs it and renames it over path.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
