@@ -16,11 +16,11 @@ import (
 	"github.com/neuro-go/neuro/runtime/runtimetest"
 
 	"github.com/neuro-go/neuro/compile"
-	"github.com/neuro-go/neuro/models/tokenizers"
 	_ "github.com/neuro-go/neuro/compile/nir" // the formats the compile tests send
 	_ "github.com/neuro-go/neuro/compile/onnx"
 	_ "github.com/neuro-go/neuro/compile/pytorch"
 	"github.com/neuro-go/neuro/httpapi/prom"
+	"github.com/neuro-go/neuro/models/tokenizers"
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"

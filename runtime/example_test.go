@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	_ "github.com/neuro-go/neuro/compile/onnx" // the importer Compile uses below
 	"github.com/neuro-go/neuro/compile"
+	_ "github.com/neuro-go/neuro/compile/onnx" // the importer Compile uses below
 	"github.com/neuro-go/neuro/models/tokenizers"
 	"github.com/neuro-go/neuro/runtime"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu" // the device the deployment runs on
