@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/neuro-go/neuro/compile"
@@ -84,10 +85,101 @@ var (
 	ErrDeviceFailed  = errors.New("hal: device failed")
 )
 
-// Config opens a device. The zero value works.
+// Config opens a device by name. The zero value works.
+//
+// It is the registry's form of a backend's settings, strings keyed by
+// option name, for callers that learn them at run time (a command line, a
+// request). Each backend also has a typed Config and a constructor (for
+// example cpu.New), which a program that links the backend should use;
+// the backend's Factory parses these strings into that typed Config.
 type Config struct {
-	// Options are backend-specific settings.
+	// Options are backend-specific settings, such as "workers" for cpu.
 	Options map[string]string
+}
+
+// ErrUnknownOption is wrapped by the OptionError for an option a backend
+// does not take.
+var ErrUnknownOption = errors.New("hal: unknown option")
+
+// OptionError is a string option of Config that a backend could not use:
+// it does not take it, or the value does not parse.
+type OptionError struct {
+	Device string // the backend's registered name
+	Option string
+	Value  string
+	Err    error // ErrUnknownOption, or why the value does not parse
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("hal: %s: option %s=%q: %v", e.Device, e.Option, e.Value, e.Err)
+}
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// ParseOptions stores the string options of a Config into a backend's
+// typed Config: parsers maps each option the backend takes to a function
+// that parses a value and stores it (IntOption, FloatOption). Options are
+// applied in name order, and the first that is unknown or does not parse
+// is returned as an *OptionError. Range checks are left to the typed
+// Config's Validate, which the backend's constructor runs.
+func ParseOptions(device string, options map[string]string, parsers map[string]func(string) error) error {
+	names := make([]string, 0, len(options))
+	for k := range options {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v := options[k]
+		parse := parsers[k]
+		if parse == nil {
+			known := make([]string, 0, len(parsers))
+			for p := range parsers {
+				known = append(known, p)
+			}
+			sort.Strings(known)
+			return &OptionError{Device: device, Option: k, Value: v, Err: fmt.Errorf("%w (%s takes %v)", ErrUnknownOption, device, known)}
+		}
+		if err := parse(v); err != nil {
+			return &OptionError{Device: device, Option: k, Value: v, Err: err}
+		}
+	}
+	return nil
+}
+
+// IntOption returns a parser for ParseOptions that stores a base-10
+// integer in p.
+func IntOption(p *int) func(string) error {
+	return func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("want an integer: %w", unwrapNum(err))
+		}
+		*p = n
+		return nil
+	}
+}
+
+// FloatOption returns a parser for ParseOptions that stores a number in p.
+func FloatOption(p *float64) func(string) error {
+	return func(s string) error {
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("want a number: %w", unwrapNum(err))
+		}
+		*p = x
+		return nil
+	}
+}
+
+// unwrapNum drops strconv's "strconv.Atoi: parsing ..." prefix, which
+// repeats what OptionError says, keeping the reason (invalid syntax, value
+// out of range).
+func unwrapNum(err error) error {
+	var ne *strconv.NumError
+	if errors.As(err, &ne) {
+		return ne.Err
+	}
+	return err
 }
 
 // Factory opens a device of one backend.

@@ -1,18 +1,17 @@
 // Package cpu is the hal backend of the float simulator (package snn), the
-// default device. Import it for its side effect:
+// default device. A program that links it builds the device with New; one
+// that chooses devices by name imports it for its side effect:
 //
 //	import _ "github.com/neuro-go/neuro/runtime/hal/cpu"
+//	dev, err := hal.Open("cpu", hal.Config{Options: map[string]string{"workers": "4"}})
 //
-// Config option "workers" sets how many goroutines each instance's step may
-// use for large dense synapse products (snn.Options.Workers); the default
-// is GOMAXPROCS.
+// The option "workers" is Config.Workers.
 package cpu
 
 import (
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
@@ -24,26 +23,60 @@ const Name = "cpu"
 
 func init() {
 	hal.Register(Name, func(cfg hal.Config) (hal.Device, error) {
-		d := New()
-		if v, ok := cfg.Options["workers"]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 256 {
-				return nil, fmt.Errorf("hal: cpu: option workers %q: want a whole number from 1 to 256", v)
-			}
-			d.Workers = n
+		var c Config
+		if err := hal.ParseOptions(Name, cfg.Options, map[string]func(string) error{
+			"workers": hal.IntOption(&c.Workers),
+		}); err != nil {
+			return nil, err
+		}
+		d, err := New(&c)
+		if err != nil {
+			return nil, err
 		}
 		return d, nil
 	})
 }
 
-// Device is the CPU simulator.
-type Device struct {
-	// Workers is how many goroutines one step of an instance may use.
+// maxWorkers is snn.Options.Workers' limit.
+const maxWorkers = 256
+
+// Config configures the CPU device. The zero value works.
+type Config struct {
+	// Workers is how many goroutines one step of an instance may use for
+	// large dense synapse products (snn.Options.Workers), 1 to 256.
+	// Default: GOMAXPROCS when a program is loaded, at most 256, because a
+	// single sequence is what an interactive user waits on.
 	Workers int
 }
 
-// New returns the CPU device with GOMAXPROCS workers.
-func New() *Device { return &Device{Workers: runtime.GOMAXPROCS(0)} }
+// Validate reports whether c is usable; New runs it.
+func (c *Config) Validate() error {
+	if c.Workers < 0 || c.Workers > maxWorkers {
+		return fmt.Errorf("cpu: Config.Workers is %d, must be from 1 to %d (0: GOMAXPROCS)", c.Workers, maxWorkers)
+	}
+	return nil
+}
+
+// Device is the CPU simulator. The zero value is a device with the
+// default Config.
+type Device struct {
+	cfg Config
+}
+
+// New returns the CPU device; nil cfg means the defaults.
+func New(cfg *Config) (*Device, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &Device{cfg: c}, nil
+}
+
+// Config returns the configuration the device was built with.
+func (d *Device) Config() Config { return d.cfg }
 
 // Capabilities reports the simulator's model: no resource limits.
 func (*Device) Capabilities() hal.Capabilities {
@@ -59,15 +92,19 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 		return nil, err
 	}
 	if p == nil || p.Graph == nil {
-		return nil, fmt.Errorf("hal: cpu: program has no graph")
+		return nil, fmt.Errorf("cpu: program has no graph")
 	}
 	dt := p.Dt
 	if dt == 0 {
 		dt = 1e-3
 	}
-	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: dt, Batch: batch, Workers: max(1, d.Workers)})
+	workers := d.cfg.Workers
+	if workers == 0 {
+		workers = min(runtime.GOMAXPROCS(0), maxWorkers)
+	}
+	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: dt, Batch: batch, Workers: workers})
 	if err != nil {
-		return nil, fmt.Errorf("hal: cpu: %w", err)
+		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	return &Instance{sim: sim}, nil
 }

@@ -2,7 +2,7 @@
 // tests, in the manner of gonum's blas/testblas:
 //
 //	func TestConformance(t *testing.T) {
-//		haltest.Run(t, haltest.Backend{Open: func() (hal.Device, error) { return cpu.New(), nil }})
+//		haltest.Run(t, haltest.Backend{Open: func() (hal.Device, error) { return cpu.New(nil) }})
 //	}
 //
 // It loads small programs that fit any device worth the name (a few

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
@@ -16,28 +15,21 @@ const Name = "loihi"
 
 func init() {
 	hal.Register(Name, func(cfg hal.Config) (hal.Device, error) {
-		var o Options
-		for k, v := range cfg.Options {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return nil, fmt.Errorf("loihi: option %s=%q: %v", k, v, err)
-			}
-			switch k {
-			case "input_bits":
-				o.InputBits = n
-			case "input_frac_bits":
-				o.InputFracBits = n
-			case "timesteps":
-				o.Timesteps = n
-			case "headroom":
-				o.Headroom = float64(n)
-			case "payload_bits":
-				o.PayloadBits = n
-			default:
-				return nil, fmt.Errorf("loihi: unknown option %q (input_bits, input_frac_bits, timesteps, headroom, payload_bits)", k)
-			}
+		var c Config
+		if err := hal.ParseOptions(Name, cfg.Options, map[string]func(string) error{
+			"input_bits":      hal.IntOption(&c.InputBits),
+			"input_frac_bits": hal.IntOption(&c.InputFracBits),
+			"timesteps":       hal.IntOption(&c.Timesteps),
+			"payload_bits":    hal.IntOption(&c.PayloadBits),
+			"headroom":        hal.FloatOption(&c.Headroom),
+		}); err != nil {
+			return nil, err
 		}
-		return New(&o)
+		d, err := New(&c)
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
 	})
 }
 
@@ -93,22 +85,27 @@ func Target() compile.Target {
 	}
 }
 
-// Device is the Loihi 2 emulator.
+// Device is the Loihi 2 emulator. The zero value is a device with the
+// default Config.
 type Device struct {
-	opts Options
+	cfg Config
 }
 
-// New returns the emulator; nil options mean defaults.
-func New(opts *Options) (*Device, error) {
-	o, err := opts.withDefaults(nil)
-	if err != nil {
+// New returns the emulator; nil cfg means the defaults. The defaults that
+// depend on the Program (Timesteps) are taken from each Program loaded.
+func New(cfg *Config) (*Device, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if opts == nil || opts.Timesteps == 0 {
-		o.Timesteps = 0 // taken from each Program
-	}
-	return &Device{opts: o}, nil
+	return &Device{cfg: c}, nil
 }
+
+// Config returns the configuration the device was built with.
+func (d *Device) Config() Config { return d.cfg }
 
 // Capabilities describes the emulated chip.
 func (d *Device) Capabilities() hal.Capabilities {
@@ -146,7 +143,7 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 	if total > MaxSynapsesOnChip {
 		return nil, fmt.Errorf("loihi: %w", &compile.FitError{Target: t.Name, Node: p.Name, Limit: "synapses per chip", Need: total, Have: MaxSynapsesOnChip})
 	}
-	net, rep, err := convert(p, g, frep, &d.opts)
+	net, rep, err := convert(p, g, frep, &d.cfg)
 	if err != nil {
 		return nil, err
 	}

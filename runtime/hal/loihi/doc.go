@@ -1,9 +1,11 @@
 // Package loihi is the hal backend that emulates Intel's Loihi 2 running
 // the fixed-point CUBA LIF neuron of Intel's Lava framework, bit for bit.
-// Import it for its side effect:
+// A program that links it builds the device with New and a typed Config;
+// one that chooses devices by name imports it for its side effect and
+// gives the Config's fields as strings:
 //
 //	import _ "github.com/neuro-go/neuro/runtime/hal/loihi"
-//	dev, err := hal.Open("loihi", hal.Config{})
+//	dev, err := hal.Open("loihi", hal.Config{Options: map[string]string{"headroom": "8"}})
 //
 // # Overview
 //
@@ -58,7 +60,7 @@
 //     v as a graded spike every step, a microcode variant of the spike
 //     stage (Loihi 2's neurons send graded spikes; Lava's GradedVec uses
 //     24-bit payloads): payload = clamp((v + 2^(s−1)) >> s, ±(2^(B−1)−1))
-//     with B = Options.PayloadBits (default 12) and a per-neuron s that
+//     with B = Config.PayloadBits (default 12) and a per-neuron s that
 //     fits the worst case of v into B bits; one payload unit is worth
 //     Scale·2^s, folded into the weights it meets. Its program adds a to u
 //     without the 2^6 shift (u has no memory, v needs the range).
@@ -81,8 +83,8 @@
 // input gain c, and the weight exponent is the largest that keeps vth
 // inside 17 bits and the state inside 24: for spiking neurons the
 // threshold plus the worst case of one step of input (which also bounds
-// u), and down to −Options.Headroom thresholds (default 16) below zero;
-// for non-spiking readouts the worst case of Options.Timesteps steps of
+// u), and down to −Config.Headroom thresholds (default 16) below zero;
+// for non-spiking readouts the worst case of Config.Timesteps steps of
 // input. Beyond that v saturates, and Instance.Saturations counts it.
 // Thresholds and biases round to that unit; v starts at rest (v_leak in
 // that unit); everything rounded is in the report.

@@ -40,3 +40,19 @@ func ExampleDevice_Load() {
 	// Output:
 	// loihi: compile: unsupported: node "dl": loihi2 does not run Delay nodes
 }
+
+// A program that links the backend configures it with types; the
+// registry's string options arrive at the same Config.
+func ExampleNew() {
+	dev, err := loihi.New(&loihi.Config{PayloadBits: 16, Headroom: 2.5})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(dev.Capabilities().Name, dev.Config().PayloadBits, dev.Config().Headroom)
+	_, err = loihi.New(&loihi.Config{PayloadBits: 40})
+	fmt.Println(err)
+	// Output:
+	// loihi 16 2.5
+	// loihi: Config.PayloadBits 40 out of [2, 24]
+}

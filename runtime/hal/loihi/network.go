@@ -133,8 +133,11 @@ type OutputPort struct {
 	Layer int
 }
 
-// Options configure the conversion and the device. The zero value works.
-type Options struct {
+// Config configures the conversion, and the device, which converts every
+// Program it loads. The zero value works; a zero field means its default.
+// Through hal.Open the fields are the options "input_bits",
+// "input_frac_bits", "timesteps", "payload_bits" and "headroom".
+type Config struct {
 	// InputBits is the width of the graded spikes that carry the graph's
 	// input values, 2 to 24. Lava's graded networks use up to 24-bit
 	// payloads (src/lava/networks/gradedvecnetwork.py, num_message_bits =
@@ -165,10 +168,6 @@ type Options struct {
 	// positive side always holds the threshold plus the worst case of one
 	// step of input). Saturations are counted. Default 16.
 	Headroom float64
-
-	// oneHot names the Inputs that the Program says carry one-hot
-	// vectors (Encoding.Kind "one-hot"): one input of 1 at a time.
-	oneHot map[string]bool
 }
 
 // settleSteps stands for "as long as it takes": the range of a state that
@@ -176,19 +175,28 @@ type Options struct {
 // many for a neuron without leak.
 const settleSteps = 1 << 20
 
-func (o *Options) withDefaults(p *compile.Program) (Options, error) {
-	var c Options
+// Validate reports whether c is usable: every field zero (the default)
+// or in its range. New and Convert run it.
+func (c *Config) Validate() error {
+	_, err := c.withDefaults(nil)
+	return err
+}
+
+// withDefaults validates o and returns it with its defaults filled in, the
+// Program's where it has them.
+func (o *Config) withDefaults(p *compile.Program) (Config, error) {
+	var c Config
 	if o != nil {
 		c = *o
+	}
+	if c.Timesteps < 0 {
+		return c, fmt.Errorf("loihi: Config.Timesteps %d is negative", c.Timesteps)
 	}
 	if c.InputBits == 0 {
 		c.InputBits = 8
 	}
 	if c.InputFracBits == 0 {
 		c.InputFracBits = 6
-	}
-	if p != nil && p.Input.Kind == "one-hot" {
-		c.oneHot = map[string]bool{p.Input.Node: true}
 	}
 	if c.Timesteps == 0 && p != nil {
 		c.Timesteps = p.Timesteps
@@ -208,16 +216,16 @@ func (o *Options) withDefaults(p *compile.Program) (Options, error) {
 		c.PayloadBits = 12
 	}
 	if c.PayloadBits < 2 || c.PayloadBits > 24 {
-		return c, fmt.Errorf("loihi: Options.PayloadBits %d out of [2, 24]", c.PayloadBits)
+		return c, fmt.Errorf("loihi: Config.PayloadBits %d out of [2, 24]", c.PayloadBits)
 	}
 	if !(c.Headroom > 0) || math.IsInf(c.Headroom, 0) {
-		return c, fmt.Errorf("loihi: Options.Headroom %v must be positive", c.Headroom)
+		return c, fmt.Errorf("loihi: Config.Headroom %v must be positive", c.Headroom)
 	}
 	if c.InputBits < 2 || c.InputBits > 24 {
-		return c, fmt.Errorf("loihi: Options.InputBits %d out of [2, 24]", c.InputBits)
+		return c, fmt.Errorf("loihi: Config.InputBits %d out of [2, 24]", c.InputBits)
 	}
 	if c.InputFracBits < 0 || c.InputFracBits > 30 {
-		return c, fmt.Errorf("loihi: Options.InputFracBits %d out of [0, 30]", c.InputFracBits)
+		return c, fmt.Errorf("loihi: Config.InputFracBits %d out of [0, 30]", c.InputFracBits)
 	}
 	return c, nil
 }
@@ -291,7 +299,7 @@ type neuronParams struct {
 // graded spikes, and synapse nodes that feed an Output directly end in a
 // GradedVec readout. Anything else is refused with an error wrapping
 // compile.ErrUnsupported that names the node.
-func Convert(p *compile.Program, opts *Options) (*Network, *ConversionReport, error) {
+func Convert(p *compile.Program, cfg *Config) (*Network, *ConversionReport, error) {
 	if p == nil || p.Graph == nil {
 		return nil, nil, fmt.Errorf("loihi: program has no graph")
 	}
@@ -299,7 +307,7 @@ func Convert(p *compile.Program, opts *Options) (*Network, *ConversionReport, er
 	if err != nil {
 		return nil, nil, err
 	}
-	return convert(p, g, frep, opts)
+	return convert(p, g, frep, cfg)
 }
 
 // isLayer reports whether nodes of kind k become a neuron group.
@@ -308,8 +316,8 @@ func isLayer(k snn.Kind) bool { return snn.IsNeuron(k) || k == snn.KindThreshold
 func isSynapse(k snn.Kind) bool { return k == snn.KindLinear || k == snn.KindAffine }
 
 // convert converts the folded graph g of p.
-func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, opts *Options) (*Network, *ConversionReport, error) {
-	o, err := opts.withDefaults(p)
+func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, cfg *Config) (*Network, *ConversionReport, error) {
+	o, err := cfg.withDefaults(p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -328,8 +336,14 @@ func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, opts *O
 	net := buildNetwork(p.Name, g, topo, shapes, o)
 	net.pipeline()
 	rep := &ConversionReport{InputBits: o.InputBits, InputFracBits: o.InputFracBits, Timesteps: o.Timesteps, PayloadBits: o.PayloadBits, Depth: net.Depth, Fold: frep}
+	// The Inputs that the Program says carry one-hot vectors (Encoding.Kind
+	// "one-hot"): one input of 1 at a time.
+	var oneHot map[string]bool
+	if p.Input.Kind == "one-hot" {
+		oneHot = map[string]bool{p.Input.Node: true}
+	}
 	for _, l := range net.Layers {
-		reports, err := convertLayer(net, l, g, dt, o)
+		reports, err := convertLayer(net, l, g, dt, o, oneHot)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -408,7 +422,7 @@ func checkGraph(g *snn.Graph, topo *snn.Topology) error {
 // the simulator's evaluation order (snn.Topology): the chip then reads
 // every edge that closes a cycle one step late, as the simulator does. The
 // integer parameters are left for convertLayer.
-func buildNetwork(name string, g *snn.Graph, topo *snn.Topology, shapes map[string]snn.Shape, o Options) *Network {
+func buildNetwork(name string, g *snn.Graph, topo *snn.Topology, shapes map[string]snn.Shape, o Config) *Network {
 	kind := func(name string) snn.Kind { return g.Nodes[name].Kind() }
 	net := &Network{Name: name}
 	inputIdx, layerIdx, denseIdx := map[string]int{}, map[string]int{}, map[string]int{}
@@ -616,8 +630,10 @@ type layerConversion struct {
 	net *Network
 	l   *Layer
 	g   *snn.Graph
-	o   Options
-	nr  NodeReport
+	o   Config
+	// oneHot names the Inputs that carry one-hot vectors.
+	oneHot map[string]bool
+	nr     NodeReport
 	// readout: a GradedVec readout, which has no float neuron behind it;
 	// stateless: a readout or a Heaviside program, neither keeping state.
 	readout, stateless bool
@@ -628,8 +644,8 @@ type layerConversion struct {
 	bvs                []float64 // the bound on |v| per neuron, in float units
 }
 
-func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Options) ([]NodeReport, error) {
-	c := &layerConversion{net: net, l: l, g: g, o: o}
+func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Config, oneHot map[string]bool) ([]NodeReport, error) {
+	c := &layerConversion{net: net, l: l, g: g, o: o, oneHot: oneHot}
 	if err := c.params(dt); err != nil {
 		return nil, err
 	}
@@ -730,7 +746,7 @@ func (c *layerConversion) sources() error {
 			ip := net.Inputs[d.From]
 			s.sx = math.Ldexp(1, -ip.FracBits)
 			s.xmax = math.Ldexp(1, ip.Bits-1) * s.sx
-			s.oneHot = c.o.oneHot[ip.Name] || c.o.oneHot[""] && len(net.Inputs) == 1
+			s.oneHot = c.oneHot[ip.Name] || c.oneHot[""] && len(net.Inputs) == 1
 		} else if sl := net.Layers[d.From]; sl.Graded {
 			if sl.PayloadShift == nil {
 				return unsupported(d.Name, "graded spikes of %q close a cycle: their scale is not known yet (not supported)", sl.Name)
