@@ -32,7 +32,7 @@ var byteRuneStrings = func() [256]string {
 }()
 
 func printableByte(b byte) bool {
-	return ('!' <= b && b <= '~') || (0xA1 <= b && b <= 0xAC) || (0xAE <= b && b <= 0xFF)
+	return ('!' <= b && b <= '~') || (0xA1 <= b && b <= 0xAC) || 0xAE <= b
 }
 
 // runeBytes is the inverse of byteRunes: runeBytes[r] = b+1 when

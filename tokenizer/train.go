@@ -354,6 +354,7 @@ type pairItem struct {
 // pairHeap puts the largest count first, then the smaller pair.
 type pairHeap = heap[pairItem]
 
+//lint:ignore U1000 called through heap's type constraint, which staticcheck does not follow
 func (a pairItem) less(b pairItem) bool {
 	return a.count > b.count || (a.count == b.count && a.pair < b.pair)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/neuro-go/neuro/runtime"
@@ -54,7 +55,7 @@ func New() *Metrics {
 	m.energy = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_energy_microjoules_total",
 		Help: "Estimated device energy spent generating, in microjoules, by model."}, []string{"model"})
 	m.reg.MustRegister(m.requests, m.latency, m.ttft, m.tokens, m.spikes, m.synops, m.timesteps, m.energy,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for i := range m.codes {
 		m.codes[i] = strconv.Itoa(i)
 	}
