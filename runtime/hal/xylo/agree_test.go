@@ -58,7 +58,10 @@ func agreeProgram(exact bool) *compile.Program {
 // counts agree, hidden and output (the chip's output read one step later),
 // and the spike totals.
 func agreement(t *testing.T, p *compile.Program, thresholdTarget, steps int) (hid, out float64, nh, no [2]int) {
-	dev := xylo.New(&xylo.Options{Convert: xylo.ConvertOptions{ThresholdTarget: thresholdTarget}})
+	dev, err := xylo.New(&xylo.Config{ThresholdTarget: thresholdTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
 	inst, err := dev.Load(context.Background(), p, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +136,7 @@ func TestAgreementWithFloatSimulator(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := agreeProgram(c.exact)
-			_, rep, err := xylo.Convert(p, &xylo.ConvertOptions{ThresholdTarget: c.threshold})
+			_, rep, err := xylo.Convert(p, &xylo.Config{ThresholdTarget: c.threshold})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -71,7 +71,7 @@ func BenchmarkCoreStep(b *testing.B) {
 
 // BenchmarkInstanceStep includes the float-to-event conversion of hal.
 func BenchmarkInstanceStep(b *testing.B) {
-	inst, err := xylo.New(nil).Load(context.Background(), haltestProgram(6, 3), 1)
+	inst, err := (&xylo.Device{}).Load(context.Background(), haltestProgram(6, 3), 1)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,11 @@ import (
 	"github.com/neuro-go/neuro/snn"
 )
 
-// ConvertOptions control Convert. The zero value works.
-type ConvertOptions struct {
+// Config configures the conversion, and the device, which converts every
+// Program it loads. The zero value works; a zero field means its default.
+// Through hal.Open the fields are the options "input_quantum" and
+// "threshold_target".
+type Config struct {
 	// InputQuantum is the float value of one input event: Step takes input
 	// values that are whole multiples k·InputQuantum, 0 ≤ k ≤ 15, and
 	// presents k events. Default 1 (inputs are spike counts).
@@ -120,8 +123,8 @@ const (
 // reset by subtraction to v_leak and have no refractory period. Anything
 // else is refused with an error wrapping compile.ErrUnsupported that names
 // the node and the limit.
-func Convert(p *compile.Program, opts *ConvertOptions) (*Network, *ConversionReport, error) {
-	o, err := opts.withDefaults()
+func Convert(p *compile.Program, cfg *Config) (*Network, *ConversionReport, error) {
+	o, err := cfg.withDefaults()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,8 +162,16 @@ func Convert(p *compile.Program, opts *ConvertOptions) (*Network, *ConversionRep
 	return c.net, c.rep, nil
 }
 
-func (o *ConvertOptions) withDefaults() (ConvertOptions, error) {
-	var c ConvertOptions
+// Validate reports whether c is usable: every field zero (the default)
+// or in its range. New and Convert run it.
+func (c *Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
+// withDefaults validates o and returns it with its defaults filled in.
+func (o *Config) withDefaults() (Config, error) {
+	var c Config
 	if o != nil {
 		c = *o
 	}
@@ -168,13 +179,13 @@ func (o *ConvertOptions) withDefaults() (ConvertOptions, error) {
 		c.InputQuantum = 1
 	}
 	if !(c.InputQuantum > 0) || math.IsInf(c.InputQuantum, 0) {
-		return c, fmt.Errorf("xylo: InputQuantum %v, must be positive", c.InputQuantum)
+		return c, fmt.Errorf("xylo: Config.InputQuantum %v, must be positive", c.InputQuantum)
 	}
 	if c.ThresholdTarget == 0 {
 		c.ThresholdTarget = 8192
 	}
 	if c.ThresholdTarget < 1 || c.ThresholdTarget > stateMax {
-		return c, fmt.Errorf("xylo: ThresholdTarget %d out of [1, %d]", c.ThresholdTarget, stateMax)
+		return c, fmt.Errorf("xylo: Config.ThresholdTarget %d out of [1, %d]", c.ThresholdTarget, stateMax)
 	}
 	return c, nil
 }
@@ -185,7 +196,7 @@ func (o *ConvertOptions) withDefaults() (ConvertOptions, error) {
 // where each weight node lands in the three matrices, the weights decide
 // each neuron's scale, and the scales decide the integers.
 type converter struct {
-	o      ConvertOptions
+	o      Config
 	g      *snn.Graph
 	topo   *snn.Topology
 	shapes map[string]snn.Shape

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
@@ -17,22 +16,18 @@ const Name = "xylo"
 
 func init() {
 	hal.Register(Name, func(cfg hal.Config) (hal.Device, error) {
-		var o Options
-		if s, ok := cfg.Options["input_quantum"]; ok {
-			q, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				return nil, fmt.Errorf("xylo: option input_quantum %q: %v", s, err)
-			}
-			o.Convert.InputQuantum = q
+		var c Config
+		if err := hal.ParseOptions(Name, cfg.Options, map[string]func(string) error{
+			"input_quantum":    hal.FloatOption(&c.InputQuantum),
+			"threshold_target": hal.IntOption(&c.ThresholdTarget),
+		}); err != nil {
+			return nil, err
 		}
-		if s, ok := cfg.Options["threshold_target"]; ok {
-			t, err := strconv.Atoi(s)
-			if err != nil {
-				return nil, fmt.Errorf("xylo: option threshold_target %q: %v", s, err)
-			}
-			o.Convert.ThresholdTarget = t
+		d, err := New(&c)
+		if err != nil {
+			return nil, err
 		}
-		return New(&o), nil
+		return d, nil
 	})
 }
 
@@ -40,23 +35,24 @@ func init() {
 // number of events the chip can take (0 to 15 times the input quantum).
 var ErrInputValue = errors.New("xylo: input is not a whole number of events in [0, 15]")
 
-// Options configure the device. The zero value works. Through hal.Open
-// they are given as the strings "input_quantum" and "threshold_target".
-type Options struct {
-	Convert ConvertOptions
-}
+// Device is the Xylo Audio 2 emulator. The zero value is a device with
+// the default Config.
+type Device struct{ cfg Config }
 
-// Device is the Xylo Audio 2 emulator.
-type Device struct{ opts Options }
-
-// New returns a Xylo Audio 2 emulator.
-func New(opts *Options) *Device {
-	d := &Device{}
-	if opts != nil {
-		d.opts = *opts
+// New returns a Xylo Audio 2 emulator; nil cfg means the defaults.
+func New(cfg *Config) (*Device, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
 	}
-	return d
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &Device{cfg: c}, nil
 }
+
+// Config returns the configuration the device was built with.
+func (d *Device) Config() Config { return d.cfg }
 
 // Cost-model figures.
 //
@@ -135,7 +131,7 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 	if err := hal.CheckBatch(d.Capabilities(), batch); err != nil {
 		return nil, err
 	}
-	net, rep, err := Convert(p, &d.opts.Convert)
+	net, rep, err := Convert(p, &d.cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,12 @@
 // Package xylo is the hal backend of SynSense Xylo Audio 2 (SYNS61201),
 // emulated bit-accurately: it runs the integer model of xylosim, the
-// simulator Rockpool's syns61201.XyloSim wraps. Import it for its side
-// effect:
+// simulator Rockpool's syns61201.XyloSim wraps. A program that links it
+// builds the device with New and a typed Config; one that chooses devices
+// by name imports it for its side effect and gives the Config's fields as
+// strings:
 //
 //	import _ "github.com/neuro-go/neuro/runtime/hal/xylo"
-//	dev, err := hal.Open("xylo", hal.Config{})
+//	dev, err := hal.Open("xylo", hal.Config{Options: map[string]string{"input_quantum": "0.25"}})
 //
 // # Overview
 //
@@ -26,9 +28,9 @@
 //     → spiking hidden nodes (LIF, CubaLIF; recurrence allowed) → weights →
 //     one output node (LIF, CubaLIF, LI, CubaLI) → Output. Time constants
 //     become dash = round(log2(τ/dt)) (Rockpool's rule); each neuron's
-//     membrane is scaled so its threshold lands on ConvertOptions.
-//     ThresholdTarget; weights become 8-bit integers with the shift of
-//     least squared error per matrix. The ConversionReport gives, per node,
+//     membrane is scaled so its threshold lands on
+//     Config.ThresholdTarget; weights become 8-bit integers with the shift
+//     of least squared error per matrix. The ConversionReport gives, per node,
 //     the asked and effective time constants, threshold and bias rounding,
 //     and per weight node the quantisation error, and lists in words every
 //     behaviour that differs from the float simulator.

@@ -35,3 +35,19 @@ func ExampleCore() {
 	// 100 250 0
 	// 650 338 1
 }
+
+// A program that links the backend configures it with types; the
+// registry's string options arrive at the same Config.
+func ExampleNew() {
+	dev, err := xylo.New(&xylo.Config{InputQuantum: 0.25})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(dev.Capabilities().Name, dev.Config().InputQuantum)
+	_, err = xylo.New(&xylo.Config{ThresholdTarget: 1 << 16})
+	fmt.Println(err)
+	// Output:
+	// xylo 0.25
+	// xylo: Config.ThresholdTarget 65536 out of [1, 32767]
+}
