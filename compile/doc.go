@@ -5,7 +5,10 @@
 // Importers are registered formats, in the manner of image.RegisterFormat:
 // a leaf package (compile/pytorch, compile/onnx, compile/nir) registers
 // itself in an init function and is chosen by blank import; Import reads a
-// file in a named format into an snn.Graph. Spiking networks (snnTorch,
+// file in a named format into an snn.Graph. Each importer also registers
+// Sniffers (RegisterSniffer, Magic) for its files' first bytes, so that
+// Import with no format name recognises the file (Sniff): zip archives and
+// pickles are pytorch, the HDF5 signature nir, a ModelProto onnx. Spiking networks (snnTorch,
 // Norse, NIR) map onto the simulator's neurons directly; artificial ReLU
 // networks are described as an ANN and converted by ConvertANN (ReLU to IF
 // with subtractive reset, layer-wise threshold balancing from a robust

@@ -103,6 +103,7 @@ var (
 	formatsMu sync.RWMutex
 	formats   = map[string]Importer{}
 	aliases   = map[string]string{}
+	sniffers  = map[string]Sniffer{}
 )
 
 // RegisterFormat makes an importer available under name (lower case). It is
@@ -136,8 +137,103 @@ func Formats() []string {
 	return names
 }
 
-// Import reads a network in the named format.
+// A Sniffer reports whether a file is in its format from the file's first
+// bytes: head holds SniffLen of them, or the whole file when it is
+// shorter. It must not keep head, and should be cheap and strict: it is
+// asked about every file imported without a format name, and two formats
+// that both claim a file make Import refuse it.
+type Sniffer func(head []byte) bool
+
+// SniffLen is how many of a file's first bytes a Sniffer sees.
+const SniffLen = 512
+
+// Magic returns a Sniffer that accepts files beginning with magic, where
+// '?' matches any byte, as image.RegisterFormat's magic strings do.
+func Magic(magic string) Sniffer {
+	return func(head []byte) bool {
+		if len(head) < len(magic) {
+			return false
+		}
+		for i := 0; i < len(magic); i++ {
+			if magic[i] != '?' && magic[i] != head[i] {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// RegisterSniffer lets Import recognise the registered format name from a
+// file's first bytes when it is given no format. An importer package calls
+// it in its init function after RegisterFormat, once per signature:
+//
+//	compile.RegisterFormat("nir", importNIR)
+//	compile.RegisterSniffer("nir", compile.Magic("\x89HDF\r\n\x1a\n"))
+//
+// A name that no RegisterFormat registered, or a nil sniffer, panics: that
+// is a programming error.
+func RegisterSniffer(name string, sniff Sniffer) {
+	formatsMu.Lock()
+	defer formatsMu.Unlock()
+	name = strings.ToLower(name)
+	if _, ok := formats[name]; !ok || sniff == nil {
+		panic("compile: RegisterSniffer for " + name + ", which is not a registered format, or with a nil sniffer")
+	}
+	if prev := sniffers[name]; prev != nil {
+		sniff = anyOf(prev, sniff)
+	}
+	sniffers[name] = sniff
+}
+
+func anyOf(a, b Sniffer) Sniffer {
+	return func(head []byte) bool { return a(head) || b(head) }
+}
+
+// Sniff returns the name of the registered format whose Sniffer accepts
+// the file's first SniffLen bytes. A file that no format claims, or that
+// more than one does, gives an error wrapping ErrUnknownFormat that shows
+// the bytes; a failed read gives the read's error.
+func Sniff(r io.ReaderAt, size int64) (string, error) {
+	head := make([]byte, min(max(size, 0), SniffLen))
+	if n, err := r.ReadAt(head, 0); err != nil && !(err == io.EOF && n == len(head)) {
+		return "", fmt.Errorf("compile: reading the file's first bytes: %w", err)
+	}
+	return sniff(head)
+}
+
+func sniff(head []byte) (string, error) {
+	formatsMu.RLock()
+	var hits []string
+	for name, s := range sniffers {
+		if s(head) {
+			hits = append(hits, name)
+		}
+	}
+	formatsMu.RUnlock()
+	sort.Strings(hits)
+	shown := head[:min(len(head), 8)]
+	switch len(hits) {
+	case 1:
+		return hits[0], nil
+	case 0:
+		if len(head) == 0 {
+			return "", fmt.Errorf("%w: the file is empty", ErrUnknownFormat)
+		}
+		return "", fmt.Errorf("%w: no registered format recognises a file that begins % x (registered: %s); name the format", ErrUnknownFormat, shown, strings.Join(Formats(), ", "))
+	}
+	return "", fmt.Errorf("%w: a file that begins % x could be any of %s; name the format", ErrUnknownFormat, shown, strings.Join(hits, ", "))
+}
+
+// Import reads a network in the named format. An empty format is
+// recognised from the file's first bytes by the registered Sniffers (see
+// Sniff), so that a caller holding only a file need not know what wrote it.
 func Import(format string, r io.ReaderAt, size int64, opts *ImportOptions) (*snn.Graph, *ImportReport, error) {
+	if format == "" {
+		var err error
+		if format, err = Sniff(r, size); err != nil {
+			return nil, nil, err
+		}
+	}
 	formatsMu.RLock()
 	name := strings.ToLower(format)
 	if a, ok := aliases[name]; ok {

@@ -9,8 +9,12 @@ import (
 	"github.com/neuro-go/neuro/snn"
 )
 
+// init registers the format "nir" (alias "nir-hdf5") and claims, for
+// compile.Import with no format name, files with the HDF5 signature at
+// offset 0 (where h5py and our writer put the superblock).
 func init() {
 	compile.RegisterFormat("nir", importNIR, "nir-hdf5")
+	compile.RegisterSniffer("nir", compile.Magic("\x89HDF\r\n\x1a\n"))
 }
 
 // importNIR is the "nir" format of compile.Import. It reads NIR's
