@@ -11,8 +11,8 @@ import (
 type Options struct {
 	// Name of the program. Default "network".
 	Name string
-	// Task: "classification", "causal-lm" or "".
-	Task string
+	// Task: TaskClassification, TaskCausalLM or "".
+	Task Task
 	// Target is the device's resource model. Default CPUTarget().
 	Target *Target
 	// Dt is the time step in seconds. Default 1e-3.
@@ -134,10 +134,10 @@ func Compile(g *snn.Graph, opts *Options) (*Program, *Report, error) {
 	}
 	ins, outs := g.NamesOfKind(snn.KindInput), g.NamesOfKind(snn.KindOutput)
 	if len(ins) == 1 {
-		p.Input = Encoding{Kind: "current", Node: ins[0], Size: snn.Size(shapes[ins[0]].Out)}
+		p.Input = Encoding{Kind: InputCurrent, Node: ins[0], Size: snn.Size(shapes[ins[0]].Out)}
 	}
 	if len(outs) == 1 {
-		p.Output = Decoding{Kind: "membrane", Node: outs[0], Size: snn.Size(shapes[outs[0]].Out)}
+		p.Output = Decoding{Kind: OutputMembrane, Node: outs[0], Size: snn.Size(shapes[outs[0]].Out)}
 	}
 	return p, rep, nil
 }

@@ -18,9 +18,9 @@ import (
 // need to run it.
 type Program struct {
 	Name string `json:"name"`
-	// Task is what the network does: "classification", "causal-lm", or ""
-	// for a bare network.
-	Task string `json:"task,omitempty"`
+	// Task is what the network does: TaskClassification, TaskCausalLM, or
+	// "" for a bare network.
+	Task Task `json:"task,omitempty"`
 	// Graph is the spiking network.
 	Graph *snn.Graph `json:"-"`
 	// Dt is the time step the graph was built for, in seconds.
@@ -40,12 +40,46 @@ type Program struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
+// Task says what a network does, for the runtime to choose how to serve
+// it. The values are the strings of the program file's "task" field.
+type Task string
+
+// The tasks.
+const (
+	TaskClassification Task = "classification" // one label per sample
+	TaskCausalLM       Task = "causal-lm"      // next-token logits per token
+)
+
+// InputKind says how values enter a network: the program file's
+// input.kind.
+type InputKind string
+
+// The input kinds.
+const (
+	InputCurrent InputKind = "current" // values injected as they are, every step
+	InputSpikes  InputKind = "spikes"  // values are spikes
+	InputRate    InputKind = "rate"    // Bernoulli spikes with the value as probability
+	InputOneHot  InputKind = "one-hot" // a token id, held for every step of the token
+	// InputOneHotPulse is a token id presented on the token's first step
+	// only, the input zero on the steps after.
+	InputOneHotPulse InputKind = "one-hot-pulse"
+)
+
+// OutputKind says how values leave a network: the program file's
+// output.kind.
+type OutputKind string
+
+// The output kinds.
+const (
+	OutputMembrane   OutputKind = "membrane"    // the Output's value after the last step
+	OutputSpikeCount OutputKind = "spike-count" // summed over the steps
+	OutputLogits     OutputKind = "logits"      // membrane read as unnormalised log-probabilities
+)
+
 // Encoding describes how inputs are presented.
 type Encoding struct {
-	// Kind is "current" (values injected as they are, every step),
-	// "spikes" (values are spikes), "rate" (Bernoulli spikes with the value
-	// as probability), or "one-hot" (a token id).
-	Kind string `json:"kind"`
+	// Kind is one of the InputKind constants.
+	Kind InputKind `json:"kind"`
 	// Node is the Input node; empty when there is one.
 	Node string `json:"node,omitempty"`
 	// Size is the input's per-sample length (one-hot: the vocabulary).
@@ -54,12 +88,10 @@ type Encoding struct {
 
 // Decoding describes how outputs are read.
 type Decoding struct {
-	// Kind is "membrane" (the Output's value after the last step),
-	// "spike-count" (summed over the steps), or "logits" (membrane read as
-	// unnormalised log-probabilities).
-	Kind string `json:"kind"`
-	Node string `json:"node,omitempty"`
-	Size int    `json:"size,omitempty"`
+	// Kind is one of the OutputKind constants.
+	Kind OutputKind `json:"kind"`
+	Node string     `json:"node,omitempty"`
+	Size int        `json:"size,omitempty"`
 }
 
 // Source identifies where a program came from.
@@ -187,7 +219,7 @@ func Load(r io.ReaderAt, size int64, opts *LoadOptions) (*Program, error) {
 	}
 	var lenBuf [8]byte
 	if _, err := r.ReadAt(lenBuf[:], 0); err != nil {
-		return nil, fmt.Errorf("%w: reading header length: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: reading header length: %w", ErrCorrupt, err)
 	}
 	hlen := binary.LittleEndian.Uint64(lenBuf[:])
 	if hlen > uint64(o.MaxHeaderBytes) || hlen > uint64(size-8-sha256.Size) {
@@ -197,25 +229,25 @@ func Load(r io.ReaderAt, size int64, opts *LoadOptions) (*Program, error) {
 	sum := sha256.New()
 	body := size - sha256.Size
 	if _, err := io.Copy(sum, io.NewSectionReader(r, 0, body)); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	var trailer [sha256.Size]byte
 	if _, err := r.ReadAt(trailer[:], body); err != nil {
-		return nil, fmt.Errorf("%w: reading checksum: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: reading checksum: %w", ErrCorrupt, err)
 	}
 	if !bytes.Equal(sum.Sum(nil), trailer[:]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
 	hb := make([]byte, hlen)
 	if _, err := r.ReadAt(hb, 8); err != nil {
-		return nil, fmt.Errorf("%w: reading header: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: reading header: %w", ErrCorrupt, err)
 	}
 	var probe struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
 	}
 	if err := json.Unmarshal(hb, &probe); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrCorrupt, err)
 	}
 	if probe.Format != programMagic {
 		return nil, fmt.Errorf("%w: format %q, want %q", ErrCorrupt, probe.Format, programMagic)
@@ -228,7 +260,7 @@ func Load(r io.ReaderAt, size int64, opts *LoadOptions) (*Program, error) {
 	}
 	var h header
 	if err := json.Unmarshal(hb, &h); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrCorrupt, err)
 	}
 	if h.Program == nil {
 		return nil, fmt.Errorf("%w: header has no program", ErrCorrupt)
@@ -264,6 +296,10 @@ func Load(r io.ReaderAt, size int64, opts *LoadOptions) (*Program, error) {
 			return nil, fmt.Errorf("%w: tensors %q and %q overlap", ErrCorrupt, spans[i-1].name, spans[i].name)
 		}
 	}
+	// A failed read is kept here as well as returned: DecodeJSON reports
+	// what it was resolving, but the caller needs the reader's error itself
+	// to tell a failing disk from a damaged file.
+	var readErr error
 	g, err := snn.DecodeJSON(h.Graph, &snn.JSONOptions{Resolve: func(ref string, shape []int) (*snn.Tensor, error) {
 		e, ok := h.Tensors[ref]
 		if !ok {
@@ -274,7 +310,8 @@ func Load(r io.ReaderAt, size int64, opts *LoadOptions) (*Program, error) {
 		}
 		raw := make([]byte, e.Offsets[1]-e.Offsets[0])
 		if _, err := r.ReadAt(raw, dataStart+e.Offsets[0]); err != nil {
-			return nil, err
+			readErr = fmt.Errorf("reading tensor %q: %w", ref, err)
+			return nil, readErr
 		}
 		t := &snn.Tensor{Shape: shape, Data: make([]float32, len(raw)/4)}
 		for i := range t.Data {
@@ -282,11 +319,14 @@ func Load(r io.ReaderAt, size int64, opts *LoadOptions) (*Program, error) {
 		}
 		return t, nil
 	}})
+	if readErr != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, readErr)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if err := g.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	p := h.Program
 	p.Graph = g

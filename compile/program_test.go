@@ -3,7 +3,9 @@ package compile
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -63,7 +65,7 @@ func saved(t testing.TB, p *Program) []byte {
 
 func TestProgramSaveLoadRunsIdentically(t *testing.T) {
 	g := testGraph(1)
-	p, _, err := Compile(g, &Options{Name: "t", Task: "classification", Timesteps: 10})
+	p, _, err := Compile(g, &Options{Name: "t", Task: TaskClassification, Timesteps: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestProgramSaveLoadRunsIdentically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Name != "t" || q.Task != "classification" || q.Timesteps != 10 || q.Metadata["card"] != "test" || q.Placement == nil {
+	if q.Name != "t" || q.Task != TaskClassification || q.Timesteps != 10 || q.Metadata["card"] != "test" || q.Placement == nil {
 		t.Fatalf("metadata lost: %+v", q)
 	}
 	a, c := run(t, p.Graph, 50), run(t, q.Graph, 50)
@@ -176,4 +178,57 @@ func FuzzLoad(f *testing.F) {
 func sha(b []byte) []byte {
 	h := sha256.Sum256(b)
 	return h[:]
+}
+
+// faultyReader fails its failAt'th ReadAt (counting from 1) with err, in
+// the manner of pebble's errorfs: every read Load makes can be made to
+// fail in turn.
+type faultyReader struct {
+	r      io.ReaderAt
+	calls  int
+	failAt int
+	err    error
+}
+
+func (f *faultyReader) ReadAt(p []byte, off int64) (int, error) {
+	f.calls++
+	if f.calls == f.failAt {
+		return 0, f.err
+	}
+	return f.r.ReadAt(p, off)
+}
+
+// TestLoadKeepsCause: whichever read fails, Load's error is ErrCorrupt and
+// still carries the reader's error, so callers can tell a damaged file
+// from a failing disk.
+func TestLoadKeepsCause(t *testing.T) {
+	p, _, err := Compile(testGraph(3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := saved(t, p)
+	count := &faultyReader{r: bytes.NewReader(b)}
+	if _, err := Load(count, int64(len(b)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if count.calls < 5 {
+		t.Fatalf("Load made %d reads; the test wants every kind (length, checksum, trailer, header, tensors)", count.calls)
+	}
+	for i := 1; i <= count.calls; i++ {
+		for _, cause := range []error{io.ErrUnexpectedEOF, errors.New("disk on fire")} {
+			_, err := Load(&faultyReader{r: bytes.NewReader(b), failAt: i, err: cause}, int64(len(b)), nil)
+			if !errors.Is(err, ErrCorrupt) || !errors.Is(err, cause) {
+				t.Errorf("read %d of %d failing with %v: Load gave %v, want ErrCorrupt wrapping the cause", i, count.calls, cause, err)
+			}
+		}
+	}
+	// A header that is not JSON keeps the decoder's error too.
+	bad := append([]byte(nil), b...)
+	bad[8] = '!'
+	sum := sha256.Sum256(bad[:len(bad)-sha256.Size])
+	copy(bad[len(bad)-sha256.Size:], sum[:])
+	var syntax *json.SyntaxError
+	if _, err := Load(bytes.NewReader(bad), int64(len(bad)), nil); !errors.Is(err, ErrCorrupt) || !errors.As(err, &syntax) {
+		t.Errorf("bad header: %v, want ErrCorrupt wrapping a *json.SyntaxError", err)
+	}
 }
