@@ -11,6 +11,7 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	_ "github.com/neuro-go/neuro/compile/pytorch"
+	_ "github.com/neuro-go/neuro/models/lima" // neuro-1-lite's architecture, for liteGraph
 	"github.com/neuro-go/neuro/snn"
 )
 

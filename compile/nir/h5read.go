@@ -1,7 +1,6 @@
 package nir
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -214,5 +213,3 @@ func guard(err *error) {
 		*err = &FieldError{Msg: fmt.Sprintf("hdf5 library failed on this file: %v", r), Err: ErrInvalid}
 	}
 }
-
-var errNotDataset = errors.New("not a dataset")

@@ -12,6 +12,15 @@
 //	import _ "github.com/neuro-go/neuro/runtime/hal/cpu"
 //	dev, err := hal.Open("cpu", hal.Config{})
 //
+// Each backend also has a typed Config with a Validate method and a
+// constructor, New, whose nil or zero Config means the defaults; a program
+// that links the backend should use them (cpu.New(&cpu.Config{Workers:
+// 4})). Open is for names and settings learnt at run time: its string
+// Options are parsed by the backend's Factory into that same Config
+// (ParseOptions, with the parse function each field needs), so both routes
+// validate alike, and an option that is unknown or does not parse is an
+// *OptionError that names it.
+//
 // Every backend runs the conformance suite in package haltest, as gonum's
 // BLAS implementations run blas/testblas. A real chip's driver is one more
 // backend of the same interface.
