@@ -3,6 +3,7 @@ package compile_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -189,4 +190,26 @@ func FuzzSniff(f *testing.F) {
 			}
 		}
 	})
+}
+
+func ExampleSniff() {
+	b, err := os.ReadFile("nir/testdata/lif.nir")
+	if err != nil {
+		panic(err)
+	}
+	format, err := compile.Sniff(bytes.NewReader(b), int64(len(b)))
+	fmt.Println(format, err)
+	_, err = compile.Sniff(strings.NewReader("hello"), 5)
+	fmt.Println(errors.Is(err, compile.ErrUnknownFormat))
+	// Output:
+	// nir <nil>
+	// true
+}
+
+func ExampleMagic() {
+	// A format whose files start "NRN" and a version byte would register
+	//	compile.RegisterSniffer("neuron", compile.Magic("NRN?"))
+	sniff := compile.Magic("NRN?")
+	fmt.Println(sniff([]byte("NRN\x02...")), sniff([]byte("NR")))
+	// Output: true false
 }
