@@ -337,6 +337,9 @@ func TestRecorderErrors(t *testing.T) {
 // allocates; spike events grow their buffers geometrically, so a long run
 // allocates only a few times in all.
 func TestRecorderAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
 	sim := recLIFSim(t)
 	const steps = 2000
 	traces, err := snn.NewRecorder(sim, &snn.RecorderOptions{

@@ -1,0 +1,5 @@
+//go:build !race
+
+package snn_test
+
+const raceEnabled = false
