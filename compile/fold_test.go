@@ -31,7 +31,7 @@ func randVec(r *rand.Rand, n int) []float32 {
 	return v
 }
 
-// miniLima is a two-block lima-shaped graph (compile/pytorch/lima.go) with
+// miniLima is a two-block lima-shaped graph (models/lima/lima.go) with
 // random weights: residual Scale junctions, LI mixing, Threshold MLP.
 func miniLima(seed uint64) *snn.Graph {
 	r := rand.New(rand.NewPCG(seed, 1))
