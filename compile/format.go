@@ -84,6 +84,30 @@ var ErrUnknownFormat = errors.New("compile: unknown format")
 // neuron model) or a network does not fit a target. Servers map it to 422.
 var ErrUnsupported = errors.New("compile: unsupported")
 
+// ErrForbidden is matched by importers' errors for a file that asks for
+// something refused for safety, such as a pickle that names a function
+// off the allowlist: nothing it names was run. Servers answer it as a
+// hostile file (400), not as an unsupported network.
+var ErrForbidden = errors.New("compile: forbidden content")
+
+// ErrLimit is matched by importers' errors for a file that declares more
+// than ImportOptions allow (bytes, elements, depth).
+var ErrLimit = errors.New("compile: limit exceeded")
+
+// Sentinel returns an importer's own sentinel error: its text is msg, and
+// errors.Is matches it to kind as well as to itself. Kind is one of
+// ErrUnsupported, ErrForbidden and ErrLimit, so that a program linking
+// several importers branches on this package's sentinels alone.
+func Sentinel(msg string, kind error) error { return &sentinel{msg, kind} }
+
+type sentinel struct {
+	msg  string
+	kind error
+}
+
+func (s *sentinel) Error() string        { return s.msg }
+func (s *sentinel) Is(target error) bool { return target == s.kind }
+
 // UnsupportedError names the node and reason; it wraps ErrUnsupported.
 type UnsupportedError struct {
 	Node   string

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/neuro-go/neuro/compile"
-	"github.com/neuro-go/neuro/compile/pytorch"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -162,27 +161,22 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*compi
 }
 
 // importError maps an import or compile failure: unsupported content is
-// 422 naming the node; a malformed or hostile file is 400.
+// 422 naming the node; a hostile file is 400 forbidden_content; a
+// malformed one, or one over the import limits, is 400.
 func importError(err error) *Error {
-	var fe *pytorch.ForbiddenClassError
 	switch {
-	case errors.As(err, &fe):
+	case errors.Is(err, compile.ErrForbidden):
 		return invalid("model_file", "forbidden_content", "refused: %s", err.Error())
-	case errors.Is(err, compile.ErrUnsupported), isUnsupported(err):
+	case errors.Is(err, compile.ErrUnsupported) && !errors.Is(err, compile.ErrLimit):
 		e := toError(err)
 		if e.Status != http.StatusUnprocessableEntity {
 			e = &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "unsupported_model", Message: err.Error()}
 		}
 		return e
+	case errors.Is(err, runtime.ErrQuota):
+		return toError(err)
 	}
 	return invalid("model_file", "invalid_model_file", "the file cannot be read: %s", err.Error())
-}
-
-// isUnsupported recognises the importers' own "unsupported" errors by the
-// convention they share (an Is method or a wrapped sentinel whose text
-// says "unsupported").
-func isUnsupported(err error) bool {
-	return errors.Is(err, pytorch.ErrUnsupported) || strings.Contains(err.Error(), "not supported") && !errors.Is(err, pytorch.ErrLimit)
 }
 
 func parseCompileOptions(raw json.RawMessage) (*compile.Options, compile.ConversionOptions, *Error) {

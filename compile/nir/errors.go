@@ -3,6 +3,8 @@ package nir
 import (
 	"errors"
 	"fmt"
+
+	"github.com/neuro-go/neuro/compile"
 )
 
 // ErrInvalid is wrapped by every error about the content of a NIR file: a
@@ -13,7 +15,7 @@ var ErrInvalid = errors.New("nir: invalid file")
 // ErrUnsupported is wrapped by errors about graphs that are valid but that
 // NIR, or this package, cannot represent: snn's extensions on export, NIR
 // features snn has no equivalent for.
-var ErrUnsupported = errors.New("nir: unsupported")
+var ErrUnsupported = compile.Sentinel("nir: unsupported", compile.ErrUnsupported)
 
 // FieldError names the node and field at fault. Node is the qualified
 // name ("lif1.lif" inside a nested graph); Field is the NIR field name

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/neuro-go/neuro/compile"
 )
 
 // Sentinel errors for conditions callers branch on. The typed errors below
@@ -14,9 +16,9 @@ var (
 	ErrMalformed = errors.New("onnx: malformed model")
 	// ErrUnsupported reports a valid ONNX construct that this package does not
 	// read: an operator, an attribute value, a data type, an opset.
-	ErrUnsupported = errors.New("onnx: unsupported")
+	ErrUnsupported = compile.Sentinel("onnx: unsupported", compile.ErrUnsupported)
 	// ErrLimit reports a model larger than the limits in Options.
-	ErrLimit = errors.New("onnx: limit exceeded")
+	ErrLimit = compile.Sentinel("onnx: limit exceeded", compile.ErrLimit)
 )
 
 // FormatError reports malformed protobuf bytes at a byte offset of the file.
@@ -49,7 +51,7 @@ func (e *LimitError) Error() string {
 }
 
 // Is reports whether target is ErrLimit.
-func (e *LimitError) Is(target error) bool { return target == ErrLimit }
+func (e *LimitError) Is(target error) bool { return errors.Is(ErrLimit, target) }
 
 // OpsetError reports an operator set version this package does not read.
 type OpsetError struct {
@@ -69,7 +71,7 @@ func (e *OpsetError) Error() string {
 }
 
 // Is reports whether target is ErrUnsupported.
-func (e *OpsetError) Is(target error) bool { return target == ErrUnsupported }
+func (e *OpsetError) Is(target error) bool { return errors.Is(ErrUnsupported, target) }
 
 // UnsupportedOpError reports a node whose operator this package does not read.
 type UnsupportedOpError struct {
@@ -88,7 +90,7 @@ func (e *UnsupportedOpError) Error() string {
 }
 
 // Is reports whether target is ErrUnsupported.
-func (e *UnsupportedOpError) Is(target error) bool { return target == ErrUnsupported }
+func (e *UnsupportedOpError) Is(target error) bool { return errors.Is(ErrUnsupported, target) }
 
 // NodeError reports a problem with one node: a missing or invalid attribute
 // or input, or shapes that do not fit the operator.

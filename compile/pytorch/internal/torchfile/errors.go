@@ -4,23 +4,26 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/neuro-go/neuro/compile"
 )
+
 
 // Sentinel errors. The typed errors below wrap them, so callers can branch with
 // errors.Is whatever the detail.
 var (
 	// ErrForbidden is wrapped by *ForbiddenClassError: a pickle named a class
 	// or function outside the allowlist.
-	ErrForbidden = errors.New("pytorch: forbidden class")
+	ErrForbidden = compile.Sentinel("pytorch: forbidden class", compile.ErrForbidden)
 	// ErrLimit means the file asked for more than Limits allows.
-	ErrLimit = errors.New("pytorch: limit exceeded")
+	ErrLimit = compile.Sentinel("pytorch: limit exceeded", compile.ErrLimit)
 	// ErrTruncated means the file ends before the data it declares.
 	ErrTruncated = errors.New("pytorch: truncated data")
 	// ErrFormat means the bytes are not a well-formed PyTorch file.
 	ErrFormat = errors.New("pytorch: malformed file")
 	// ErrUnsupported means a well-formed file uses a feature this package does
 	// not read (legacy serialization, out-of-band buffers, quantized tensors).
-	ErrUnsupported = errors.New("pytorch: unsupported feature")
+	ErrUnsupported = compile.Sentinel("pytorch: unsupported feature", compile.ErrUnsupported)
 	// ErrNoStateDict is returned by File.StateDict when the file holds neither
 	// a state_dict nor a module tree.
 	ErrNoStateDict = errors.New("pytorch: file holds no state_dict or module tree")
