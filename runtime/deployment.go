@@ -8,6 +8,7 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
+	"github.com/neuro-go/neuro/snn"
 )
 
 // Status of a deployment.
@@ -29,19 +30,30 @@ type Deployment struct {
 	MaxBatch int
 	Replicas int
 	Created  time.Time
+	// Owner is the principal that created the deployment; empty for the
+	// program's own (the built-in models').
+	Owner string
 
 	rt       *Runtime
 	spec     DeploymentSpec
-	queue    chan *seq
+	queue    chan *seq    // a language model's sequences
+	runq     chan *sample // a network's samples
 	submitMu sync.Mutex
 	done     chan struct{}
+	loaded   chan struct{} // closed when loading ends, either way
 	wg       sync.WaitGroup
+
+	// What a network's run reads of its output layer.
+	spikingOutput bool
+	outputNeuron  string // the neuron node feeding the Output, if any
+	membrane      bool   // its membrane can be recorded
 
 	mu       sync.Mutex
 	status   Status
 	failure  error
 	live     int // replicas still serving
-	active   int // sequences in slots
+	active   int // sequences or samples in slots
+	draining bool
 	stopOnce sync.Once
 }
 
@@ -50,9 +62,37 @@ func newDeployment(r *Runtime, spec DeploymentSpec, m *Model, caps hal.Capabilit
 	if depth == 0 {
 		depth = 4 * spec.MaxBatch * spec.Replicas
 	}
-	return &Deployment{
-		ID: spec.ID, Model: m, Device: caps, MaxBatch: spec.MaxBatch, Replicas: spec.Replicas, Created: r.opts.Now(),
-		rt: r, spec: spec, queue: make(chan *seq, depth), done: make(chan struct{}), status: StatusLoading,
+	d := &Deployment{
+		ID: spec.ID, Model: m, Device: caps, MaxBatch: spec.MaxBatch, Replicas: spec.Replicas, Created: r.opts.Now(), Owner: spec.Owner,
+		rt: r, spec: spec, done: make(chan struct{}), loaded: make(chan struct{}), status: StatusLoading,
+	}
+	if m.IsLanguageModel() {
+		d.queue = make(chan *seq, depth)
+	} else {
+		d.runq = make(chan *sample, depth)
+		g := m.Program.Graph
+		if outs := g.NamesOfKind(snn.KindOutput); len(outs) == 1 {
+			if src := g.Topology().In(outs[0]); len(src) == 1 {
+				if n, ok := g.Nodes[src[0]]; ok {
+					d.spikingOutput = snn.IsSpiking(n.Kind())
+					if snn.IsNeuron(n.Kind()) {
+						d.outputNeuron = src[0]
+					}
+				}
+			}
+		}
+	}
+	return d
+}
+
+// Wait blocks until the deployment has loaded or failed to, and returns
+// the failure.
+func (d *Deployment) Wait(ctx context.Context) error {
+	select {
+	case <-d.loaded:
+		return d.Failure()
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -70,40 +110,82 @@ func (d *Deployment) Failure() error {
 	return d.failure
 }
 
-// Load reports the sequences in slots and waiting in the queue.
+// Load reports the sequences (or samples) in slots and waiting in the
+// queue.
 func (d *Deployment) Load() (active, queued int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.active, len(d.queue)
+	return d.active, len(d.queue) + len(d.runq)
+}
+
+// accepting reports why the deployment takes no new work, if it does not.
+func (d *Deployment) accepting() error {
+	d.mu.Lock()
+	st, draining := d.status, d.draining
+	d.mu.Unlock()
+	switch {
+	case draining:
+		return fmt.Errorf("%w: %q", ErrDeploymentNotFound, d.ID)
+	case st != StatusReady:
+		return fmt.Errorf("%w: deployment %q is %s", ErrDeviceUnavailable, d.ID, st)
+	}
+	select {
+	case <-d.done:
+		return ErrClosed
+	default:
+	}
+	return nil
 }
 
 // start loads the replicas onto dev. The deployment is already listed
 // (status loading); start writes only what the mutex guards.
+// start loads the replicas onto dev. The deployment is already listed
+// (status loading); start writes only what the mutex guards, and marks
+// the deployment failed when a replica cannot load.
 func (d *Deployment) start(ctx context.Context, dev hal.Device) error {
+	defer close(d.loaded)
+	insts, err := d.load(ctx, dev)
+	d.mu.Lock()
+	if err != nil {
+		d.status, d.failure = StatusFailed, err
+	} else {
+		d.status, d.live = StatusReady, len(insts)
+	}
+	d.mu.Unlock()
+	for _, in := range insts {
+		d.wg.Add(1)
+		if d.queue != nil {
+			go newWorker(d, in).run()
+		} else {
+			go newNetWorker(d, in).run()
+		}
+	}
+	return err
+}
+
+func (d *Deployment) load(ctx context.Context, dev hal.Device) ([]hal.Instance, error) {
 	insts := make([]hal.Instance, 0, d.Replicas)
+	fail := func(err error) ([]hal.Instance, error) {
+		for _, in := range insts {
+			in.Close()
+		}
+		return nil, err
+	}
 	for i := 0; i < d.Replicas; i++ {
 		in, err := dev.Load(ctx, d.Model.Program, d.MaxBatch)
 		if err != nil {
-			for _, in := range insts {
-				in.Close()
-			}
-			return fmt.Errorf("runtime: deploying %q on %s: %w", d.Model.ID, d.Device.Name, err)
-		}
-		if len(in.Inputs()) != 1 || len(in.Outputs()) != 1 {
-			in.Close()
-			return fmt.Errorf("runtime: deploying %q: the loaded program has %d inputs and %d outputs, want 1 and 1", d.Model.ID, len(in.Inputs()), len(in.Outputs()))
+			return fail(fmt.Errorf("runtime: deploying %q on %s: %w", d.Model.ID, d.Device.Name, err))
 		}
 		insts = append(insts, in)
+		if len(in.Inputs()) != 1 || len(in.Outputs()) != 1 {
+			return fail(fmt.Errorf("%w: deploying %q: the loaded program has %d inputs and %d outputs; a deployment serves networks with one of each",
+				compile.ErrUnsupported, d.Model.ID, len(in.Inputs()), len(in.Outputs())))
+		}
+		if _, ok := in.(interface{ Simulator() *snn.Simulator }); ok && d.outputNeuron != "" {
+			d.membrane = true
+		}
 	}
-	d.mu.Lock()
-	d.status, d.live = StatusReady, len(insts)
-	d.mu.Unlock()
-	for _, in := range insts {
-		w := newWorker(d, in)
-		d.wg.Add(1)
-		go w.run()
-	}
-	return nil
+	return insts, nil
 }
 
 func (d *Deployment) stop() {
@@ -114,23 +196,36 @@ func (d *Deployment) stop() {
 		select {
 		case s := <-d.queue:
 			s.fail(ErrClosed)
+		case s := <-d.runq:
+			s.fail(ErrClosed)
 		default:
 			return
 		}
 	}
 }
 
+// drain stops the deployment once the work it has taken is done.
+func (d *Deployment) drain() {
+	for {
+		if active, queued := d.Load(); active == 0 && queued == 0 {
+			break
+		}
+		select {
+		case <-d.done:
+		case <-time.After(10 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	d.stop()
+}
+
 // submit queues all sequences of a request, or none.
 func (d *Deployment) submit(seqs []*seq) error {
 	d.submitMu.Lock()
 	defer d.submitMu.Unlock()
-	if d.Status() != StatusReady {
-		return fmt.Errorf("%w: deployment %q is %s", ErrDeviceUnavailable, d.ID, d.Status())
-	}
-	select {
-	case <-d.done:
-		return ErrClosed
-	default:
+	if err := d.accepting(); err != nil {
+		return err
 	}
 	if len(d.queue)+len(seqs) > cap(d.queue) {
 		return fmt.Errorf("%w: deployment %q has %d sequences waiting (limit %d)", ErrOverloaded, d.ID, len(d.queue), cap(d.queue))
@@ -195,44 +290,59 @@ func (w *worker) run() {
 // admit fills free slots from the queue, blocking while no sequence is
 // active. It returns false when the deployment stops.
 func (w *worker) admit() bool {
+	_, ok := admit(w.d.queue, w.d.done, w.slots, func(i int) { w.inst.Reset(i) }, w.setActive)
+	return ok
+}
+
+// job is what waits in a deployment's queue: a sequence of a generation
+// or a sample of a run.
+type job interface {
+	comparable
+	// expired fails the job if its caller has gone, and reports whether
+	// it did.
+	expired() bool
+	fail(err error)
+}
+
+// admit fills the free slots (the zero J) from q, then publishes how
+// many are active; while none is, it blocks for the next job. reset
+// prepares a slot for its new job. It returns false when done closes.
+func admit[J job](q <-chan J, done <-chan struct{}, slots []J, reset func(slot int), publish func(active int)) (int, bool) {
+	var none J
 	for {
 		active := 0
-		for i, s := range w.slots {
-			if s == nil {
+		for i := range slots {
+			if slots[i] == none {
 				select {
-				case s := <-w.d.queue:
-					if s.ctx.Err() != nil {
-						s.fail(s.ctx.Err()) // cancelled while queued
-						break
+				case j := <-q:
+					if !j.expired() {
+						slots[i] = j
+						reset(i)
 					}
-					w.slots[i] = s
-					w.inst.Reset(i)
 				default:
 				}
 			}
-			if w.slots[i] != nil {
+			if slots[i] != none {
 				active++
 			}
 		}
-		w.setActive(active)
+		publish(active)
 		if active > 0 {
 			select {
-			case <-w.d.done:
-				return false
+			case <-done:
+				return active, false
 			default:
-				return true
+				return active, true
 			}
 		}
 		select {
-		case s := <-w.d.queue:
-			if s.ctx.Err() != nil {
-				s.fail(s.ctx.Err()) // cancelled while queued
-				continue
+		case j := <-q:
+			if !j.expired() {
+				slots[0] = j
+				reset(0)
 			}
-			w.slots[0] = s
-			w.inst.Reset(0)
-		case <-w.d.done:
-			return false
+		case <-done:
+			return 0, false
 		}
 	}
 }
@@ -359,6 +469,8 @@ func (d *Deployment) replicaFailed(err error) {
 		for {
 			select {
 			case s := <-d.queue:
+				s.fail(err)
+			case s := <-d.runq:
 				s.fail(err)
 			default:
 				return

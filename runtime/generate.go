@@ -579,6 +579,16 @@ func (s *seq) finish(reason FinishReason) {
 	s.emit(true)
 }
 
+// expired fails the sequence if its caller has gone (cancelled while
+// queued).
+func (s *seq) expired() bool {
+	if err := s.ctx.Err(); err != nil {
+		s.fail(err)
+		return true
+	}
+	return false
+}
+
 // fail ends the sequence with an error.
 func (s *seq) fail(err error) {
 	if s.finished {

@@ -53,6 +53,9 @@ type Network struct {
 	Target    compile.TargetReport  `json:"target"`
 	Estimates compile.Estimates     `json:"estimates"`
 	Warnings  []string              `json:"warnings"`
+	// StoredBytes is the size of the stored program, which counts
+	// against the owner's quota.
+	StoredBytes int64 `json:"stored_bytes"`
 }
 
 // diskNetwork is a Network as its <id>.json file holds it.
@@ -71,6 +74,12 @@ type diskNetwork struct {
 // wraps compile.ErrUnsupported.
 func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	err := r.checkNetworkQuota(req.Owner, 0) // before the work; again with the size after
+	r.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	format := strings.ToLower(req.Format)
@@ -129,13 +138,26 @@ func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, e
 // into place, the program first, so that a crash leaves either a whole
 // entry or none.
 func (r *Runtime) store(n *Network, prog *compile.Program) error {
+	var pb bytes.Buffer
+	if err := prog.Save(&pb); err != nil {
+		return err
+	}
+	n.StoredBytes = int64(pb.Len())
+	r.mu.Lock()
+	if err := r.checkNetworkQuota(n.Owner, n.StoredBytes); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	r.reserve(n.Owner, 1, n.StoredBytes)
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.reserve(n.Owner, -1, -n.StoredBytes)
+		r.mu.Unlock()
+	}()
 	if dir := r.networkDir(); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("runtime: data directory: %w", err)
-		}
-		var pb bytes.Buffer
-		if err := prog.Save(&pb); err != nil {
-			return err
 		}
 		mb, err := json.Marshal(diskNetwork{Network: n, Created: n.Created.Unix()})
 		if err != nil {

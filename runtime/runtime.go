@@ -54,10 +54,14 @@ type Options struct {
 	// so a slow consumer costs no memory beyond the bound. (A request
 	// without a callback takes its events at the end.) Default 256.
 	MaxPendingEvents int
-	// DataDir, when set, is where Compile stores networks so that they
-	// survive a restart; New registers the ones already there. Default:
-	// kept in memory only.
+	// DataDir, when set, is where Compile stores networks and Start the
+	// owned deployments, so that they survive a restart: New registers the
+	// networks already there, RestoreDeployments restarts the
+	// deployments. Default: kept in memory only.
 	DataDir string
+	// Quota bounds what each owner may keep (networks, their bytes,
+	// deployments); zero fields take the defaults.
+	Quota Quota
 	// Now is the clock; default time.Now. Tests set it.
 	Now func() time.Time
 }
@@ -118,6 +122,11 @@ type Runtime struct {
 	deps      map[string]*Deployment
 	telemetry *Telemetry
 	closed    bool
+	// reserved counts compiles past their quota check and not yet
+	// registered, per owner, so that concurrent compiles cannot overrun
+	// the quota together.
+	reserved map[string]reservation
+	draining sync.WaitGroup // deleted deployments finishing their work
 }
 
 // New returns an empty runtime.
@@ -135,6 +144,7 @@ func New(opts *Options) *Runtime {
 	if o.MaxPendingEvents == 0 {
 		o.MaxPendingEvents = 256
 	}
+	o.Quota = o.Quota.withDefaults()
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -142,7 +152,7 @@ func New(opts *Options) *Runtime {
 	r := &Runtime{
 		opts: o, log: log,
 		models: map[string]*Model{}, aliases: map[string]string{}, deps: map[string]*Deployment{},
-		telemetry: newTelemetry(o.TelemetryRecords, o.Now),
+		telemetry: newTelemetry(o.TelemetryRecords, o.Now), reserved: map[string]reservation{},
 	}
 	r.loadNetworks()
 	return r
@@ -263,23 +273,45 @@ type DeploymentSpec struct {
 	// backend's typed constructor (or a mock, or a driver that is not
 	// registered); Device and Config are then ignored.
 	Dev hal.Device
-	// MaxBatch is how many sequences one replica steps together. Default 8.
+	// MaxBatch is how many sequences (or samples) one replica steps
+	// together. Default 8.
 	MaxBatch int
 	// Replicas is how many instances serve the deployment. Default 1.
 	Replicas int
+	// Owner is the principal the deployment belongs to: it counts
+	// against the owner's quota, only the owner may delete it, and with
+	// Options.DataDir it is kept across restarts (RestoreDeployments).
+	// Empty for the program's own deployments.
+	Owner string
 }
 
-// Deploy loads a model onto a device and starts serving it. The
-// deployment is listed, with status loading, from the moment its device
-// is open; every exported field is final by then, so readers of
-// Deployments never race with the load.
+// Deploy loads a model onto a device and starts serving it, and returns
+// once it is ready. A deployment that fails to load is removed and its
+// error returned.
 func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment, error) {
+	d, err := r.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Wait(ctx); err != nil {
+		r.remove(d)
+		return nil, err
+	}
+	r.log.Info("deployment ready", "deployment", d.ID, "model", d.Model.ID, "device", d.Device.Name, "batch", d.MaxBatch, "replicas", d.Replicas)
+	return d, nil
+}
+
+// Start places a model on a device and returns at once: the deployment
+// is listed with status loading, every exported field final, and loads
+// in the background (ctx bounds the load). It becomes ready, or failed
+// with its Failure, and stays listed either way; Wait waits for that.
+func (r *Runtime) Start(ctx context.Context, spec DeploymentSpec) (*Deployment, error) {
 	m, err := r.Model(spec.Model)
 	if err != nil {
 		return nil, err
 	}
 	if spec.ID == "" {
-		return nil, fmt.Errorf("runtime: Deploy: the deployment needs an ID")
+		return nil, &ParamError{"id", "the deployment needs an ID"}
 	}
 	if spec.MaxBatch == 0 {
 		spec.MaxBatch = 8
@@ -288,7 +320,7 @@ func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment,
 		spec.Replicas = 1
 	}
 	if spec.MaxBatch < 1 || spec.Replicas < 1 {
-		return nil, fmt.Errorf("runtime: Deploy %q: batch %d and replicas %d must be positive", spec.ID, spec.MaxBatch, spec.Replicas)
+		return nil, &ParamError{"max_batch_size", fmt.Sprintf("batch %d and replicas %d must be positive", spec.MaxBatch, spec.Replicas)}
 	}
 	dev := spec.Dev
 	if dev == nil {
@@ -298,6 +330,9 @@ func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment,
 		if dev, err = hal.Open(spec.Device, spec.Config); err != nil {
 			return nil, fmt.Errorf("runtime: Deploy %q: %w", spec.ID, err)
 		}
+	}
+	if err := hal.CheckBatch(dev.Capabilities(), spec.MaxBatch); err != nil {
+		return nil, err
 	}
 	d := newDeployment(r, spec, m, dev.Capabilities())
 	r.mu.Lock()
@@ -309,15 +344,17 @@ func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment,
 		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: deployment %q", ErrDuplicate, spec.ID)
 	}
-	r.deps[spec.ID] = d
-	r.mu.Unlock()
-	if err := d.start(ctx, dev); err != nil {
-		r.mu.Lock()
-		delete(r.deps, spec.ID)
+	if err := r.checkDeploymentQuota(spec.Owner); err != nil {
 		r.mu.Unlock()
 		return nil, err
 	}
-	r.log.Info("deployment ready", "deployment", spec.ID, "model", m.ID, "device", d.Device.Name, "batch", spec.MaxBatch, "replicas", spec.Replicas)
+	r.deps[spec.ID] = d
+	r.mu.Unlock()
+	if err := r.persist(spec); err != nil {
+		r.remove(d)
+		return nil, err
+	}
+	go d.start(ctx, dev)
 	return d, nil
 }
 
@@ -383,5 +420,6 @@ func (r *Runtime) Close() error {
 	for _, d := range deps {
 		d.stop()
 	}
+	r.draining.Wait()
 	return nil
 }

@@ -73,11 +73,19 @@ func (t *Telemetry) RecordRequest(principal, endpoint string, failed bool, laten
 	t.add(requestRecord{at: t.now(), principal: principal, endpoint: endpoint, err: failed, latency: latency})
 }
 
-// Record counts a finished request exactly as Generate does. It is for
-// servers that answer a generation request without running the runtime
-// (httpapi's mock mode), so that their telemetry keeps the same shape.
-func (t *Telemetry) Record(req *Request, res *Result, err error, start, end time.Time) {
-	t.record(req, res, err, start, end)
+// recordRun counts a run: its samples' timesteps, spikes and energy.
+func (t *Telemetry) recordRun(req *RunRequest, res *RunResult, err error, start, end time.Time) {
+	rec := requestRecord{
+		at: end, principal: req.Principal, model: req.Model, deployment: req.Deployment,
+		endpoint: req.Endpoint, err: err != nil, latency: end.Sub(start),
+	}
+	if res != nil {
+		u := res.Usage
+		rec.model, rec.deployment = res.Model, res.Deployment
+		rec.stats = Stats{Timesteps: u.Timesteps, Spikes: u.Spikes, SynapticOps: u.SynapticOps,
+			NeuronUpdates: u.NeuronUpdates, EnergyMicrojoule: u.EnergyMicrojoule}
+	}
+	t.add(rec)
 }
 
 // Filter selects records for a summary; zero fields select everything.

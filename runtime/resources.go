@@ -1,0 +1,253 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Errors of resources: their owners and quotas.
+var (
+	// ErrQuota is wrapped when an owner has as many networks, bytes of
+	// networks or deployments as Options.Quota allows.
+	ErrQuota = errors.New("runtime: quota exceeded")
+	// ErrPermission is wrapped when a caller may see a resource but not
+	// change it (the program's own deployments).
+	ErrPermission = errors.New("runtime: permission denied")
+	// ErrInUse is wrapped when a network cannot be deleted because a
+	// deployment uses it.
+	ErrInUse = errors.New("runtime: in use")
+)
+
+// Quota bounds what one owner may keep. A zero field takes the default
+// beside it; a negative one is unlimited.
+type Quota struct {
+	Networks     int   // compiled networks; default 100
+	NetworkBytes int64 // bytes of stored programs; default 1 GiB
+	Deployments  int   // deployments; default 16
+}
+
+// Defaults of Quota.
+const (
+	DefaultQuotaNetworks     = 100
+	DefaultQuotaNetworkBytes = 1 << 30
+	DefaultQuotaDeployments  = 16
+)
+
+func (q Quota) withDefaults() Quota {
+	if q.Networks == 0 {
+		q.Networks = DefaultQuotaNetworks
+	}
+	if q.NetworkBytes == 0 {
+		q.NetworkBytes = DefaultQuotaNetworkBytes
+	}
+	if q.Deployments == 0 {
+		q.Deployments = DefaultQuotaDeployments
+	}
+	return q
+}
+
+// checkDeploymentQuota is called with r.mu held.
+func (r *Runtime) checkDeploymentQuota(owner string) error {
+	limit := r.opts.Quota.Deployments
+	if owner == "" || limit < 0 {
+		return nil
+	}
+	n := 0
+	for _, d := range r.deps {
+		if d.Owner == owner {
+			n++
+		}
+	}
+	if n >= limit {
+		return fmt.Errorf("%w: %s has %d deployments, the limit is %d", ErrQuota, owner, n, limit)
+	}
+	return nil
+}
+
+// reservation is what an owner's compiles in flight will store.
+type reservation struct {
+	networks int
+	bytes    int64
+}
+
+// reserve is called with r.mu held.
+func (r *Runtime) reserve(owner string, networks int, bytes int64) {
+	res := r.reserved[owner]
+	res.networks += networks
+	res.bytes += bytes
+	if res.networks == 0 {
+		delete(r.reserved, owner)
+		return
+	}
+	r.reserved[owner] = res
+}
+
+// checkNetworkQuota is called with r.mu held. Compiles in flight count
+// as stored, so that concurrent ones cannot overrun the quota together.
+func (r *Runtime) checkNetworkQuota(owner string, bytes int64) error {
+	q := r.opts.Quota
+	n, total := r.reserved[owner].networks, r.reserved[owner].bytes
+	for _, m := range r.models {
+		if m.Network != nil && m.Network.Owner == owner {
+			n++
+			total += m.Network.StoredBytes
+		}
+	}
+	if q.Networks >= 0 && n >= q.Networks {
+		return fmt.Errorf("%w: %s has %d compiled networks, the limit is %d", ErrQuota, owner, n, q.Networks)
+	}
+	if q.NetworkBytes >= 0 && total+bytes > q.NetworkBytes {
+		return fmt.Errorf("%w: %s's compiled networks would take %d bytes, the limit is %d", ErrQuota, owner, total+bytes, q.NetworkBytes)
+	}
+	return nil
+}
+
+// remove unlists a deployment and stops it at once.
+func (r *Runtime) remove(d *Deployment) {
+	r.mu.Lock()
+	if r.deps[d.ID] == d {
+		delete(r.deps, d.ID)
+	}
+	r.mu.Unlock()
+	r.forget(d)
+	d.stop()
+}
+
+// Undeploy deletes a deployment on behalf of owner: it is unlisted at
+// once (new requests find no such deployment), the requests it has taken
+// finish, and then its device is released. A deployment of another owner
+// is not found; the program's own (no owner) are ErrPermission.
+func (r *Runtime) Undeploy(id, owner string) error {
+	r.mu.Lock()
+	d, ok := r.deps[id]
+	switch {
+	case !ok || (d.Owner != "" && d.Owner != owner):
+		r.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrDeploymentNotFound, id)
+	case d.Owner == "":
+		r.mu.Unlock()
+		return fmt.Errorf("%w: deployment %q belongs to the server", ErrPermission, id)
+	}
+	delete(r.deps, id)
+	r.mu.Unlock()
+	d.mu.Lock()
+	d.draining = true
+	d.mu.Unlock()
+	r.forget(d)
+	r.draining.Add(1)
+	go func() {
+		defer r.draining.Done()
+		d.drain()
+	}()
+	return nil
+}
+
+// DeleteNetwork deletes a compiled network of owner's, from memory and
+// the data directory. A network another owner compiled is not found; one
+// that a deployment uses is ErrInUse.
+func (r *Runtime) DeleteNetwork(id, owner string) error {
+	r.mu.Lock()
+	m, ok := r.models[id]
+	if !ok || m.Network == nil || m.Network.Owner != owner {
+		r.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrModelNotFound, id)
+	}
+	for _, d := range r.deps {
+		if d.Model == m {
+			r.mu.Unlock()
+			return fmt.Errorf("%w: network %q is deployed as %q", ErrInUse, id, d.ID)
+		}
+	}
+	delete(r.models, id)
+	r.mu.Unlock()
+	if dir := r.networkDir(); dir != "" {
+		// The description first: without it the program is never loaded.
+		for _, f := range []string{id + ".json", id + ".program"} {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				r.log.Error("deleting a stored network", "file", f, "err", err)
+			}
+		}
+	}
+	return nil
+}
+
+// storedDeployment is an owned deployment as its file in
+// <DataDir>/deployments holds it.
+type storedDeployment struct {
+	ID       string `json:"id"`
+	Model    string `json:"model"`
+	Device   string `json:"device"`
+	MaxBatch int    `json:"max_batch_size"`
+	Replicas int    `json:"replicas"`
+	Owner    string `json:"owned_by"`
+}
+
+func (r *Runtime) deploymentDir() string {
+	if r.opts.DataDir == "" {
+		return ""
+	}
+	return filepath.Join(r.opts.DataDir, "deployments")
+}
+
+// persist writes an owned deployment's spec, so that RestoreDeployments
+// brings it back after a restart. A deployment on a device value (not a
+// registered name) cannot be written down, and is not kept.
+func (r *Runtime) persist(spec DeploymentSpec) error {
+	dir := r.deploymentDir()
+	if dir == "" || spec.Owner == "" || spec.Dev != nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("runtime: data directory: %w", err)
+	}
+	b, err := json.Marshal(storedDeployment{spec.ID, spec.Model, spec.Device, spec.MaxBatch, spec.Replicas, spec.Owner})
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, spec.ID+".json"), b)
+}
+
+func (r *Runtime) forget(d *Deployment) {
+	if dir := r.deploymentDir(); dir != "" && d.Owner != "" {
+		if err := os.Remove(filepath.Join(dir, d.ID+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			r.log.Error("deleting a stored deployment", "deployment", d.ID, "err", err)
+		}
+	}
+}
+
+// RestoreDeployments starts again the owned deployments that were
+// listed when the runtime last stopped (Options.DataDir). Call it once
+// the models they use are registered. A deployment that cannot start is
+// logged and skipped; the others load in the background.
+func (r *Runtime) RestoreDeployments(ctx context.Context) error {
+	dir := r.deploymentDir()
+	if dir == "" {
+		return nil
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return fmt.Errorf("runtime: data directory: %w", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		var sd storedDeployment
+		if err == nil {
+			err = json.Unmarshal(b, &sd)
+		}
+		if err == nil && sd.ID != strings.TrimSuffix(filepath.Base(f), ".json") {
+			err = fmt.Errorf("entry id %q does not match its file", sd.ID)
+		}
+		if err == nil {
+			_, err = r.Start(ctx, DeploymentSpec{ID: sd.ID, Model: sd.Model, Device: sd.Device, MaxBatch: sd.MaxBatch, Replicas: sd.Replicas, Owner: sd.Owner})
+		}
+		if err != nil {
+			r.log.Error("skipping a stored deployment", "file", f, "err", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,533 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/runtime/hal"
+	"github.com/neuro-go/neuro/snn"
+)
+
+// ErrNotNetwork is returned when a run is asked of a language model's
+// deployment: those serve generation.
+var ErrNotNetwork = errors.New("runtime: deployment serves a language model, not a network")
+
+// RunRequest asks a deployment of a network (not a language model) to
+// run samples.
+type RunRequest struct {
+	Deployment string
+	// Model, when set, must be the deployment's model.
+	Model   string
+	Samples []Sample
+	// Timesteps is how long each sample runs. Default: a matrix's rows,
+	// an event sample's Timesteps, or else the program's timesteps per
+	// sample. A sample that says otherwise is refused.
+	Timesteps int
+	// Spikes and Membrane ask for the output layer's spikes ([t, i]
+	// pairs) and its membrane at every step.
+	Spikes, Membrane bool
+	// Seed makes rate-encoded inputs reproducible: sample k draws from
+	// seed+k, so a sample gives the same result alone or in a batch.
+	// Default 0.
+	Seed int64
+	// Principal and Endpoint are for telemetry.
+	Principal, Endpoint string
+}
+
+// Sample is one input of a run: exactly one of Vector, Matrix and Events.
+type Sample struct {
+	// Vector is presented at every step through the network's input
+	// encoding (as a current, spikes, or a spike probability).
+	Vector []float32
+	// Matrix holds one row of input per step.
+	Matrix [][]float32
+	// Events are input spikes: neuron Events[k].I fires at step
+	// Events[k].T. Timesteps says how long the sample runs.
+	Events    []SpikeEvent
+	Timesteps int
+}
+
+// SpikeEvent is one spike: neuron I at step T.
+type SpikeEvent struct{ T, I int }
+
+// RunResult is what a run produced, one Output per sample in order.
+type RunResult struct {
+	Model, Deployment string
+	Outputs           []RunOutput
+	Usage             RunUsage
+	// Warnings say what the device changed, such as its quantisation.
+	Warnings []string
+}
+
+// RunOutput is one sample's result.
+type RunOutput struct {
+	// SpikeCounts are the output layer's spikes summed over the run or,
+	// for an output without spikes (a leaky integrator readout), its
+	// final values.
+	SpikeCounts []float32
+	// Prediction is the index of the largest count, the lowest on ties.
+	Prediction int
+	// FinalState is the output layer's membrane after the last step
+	// where the device exposes it, else its final output values.
+	FinalState []float32
+	// Spikes and Membrane are the recordings asked for.
+	Spikes   []SpikeEvent
+	Membrane [][]float32
+}
+
+// RunUsage is what a run cost. Spikes, synaptic operations and energy
+// are the device's counters of each step, shared equally among the
+// samples stepped in it.
+type RunUsage struct {
+	Samples          int
+	Timesteps        int64
+	Spikes           float64
+	SynapticOps      float64
+	NeuronUpdates    float64
+	EnergyMicrojoule float64
+	// DeviceTime is the device's own time for the steps: the latency
+	// model of a chip, or the time the CPU simulator took.
+	DeviceTime time.Duration
+}
+
+// Run runs samples on a network deployment. Samples share the
+// deployment's batch slots with other requests' and each gives the same
+// outputs alone or in a batch. Bad samples are refused before anything
+// runs, with a ParamError whose Param names the sample ("inputs[3]").
+func (r *Runtime) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
+	start := r.opts.Now()
+	res, err := r.run(ctx, req)
+	r.telemetry.recordRun(req, res, err, start, r.opts.Now())
+	return res, err
+}
+
+func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) {
+	d, err := r.Deployment(req.Deployment)
+	if err != nil {
+		return nil, err
+	}
+	if req.Model != "" {
+		m, err := r.Model(req.Model)
+		if err != nil {
+			return nil, err
+		}
+		if m.ID != d.Model.ID {
+			return nil, &ParamError{"model", fmt.Sprintf("deployment %q serves %q, not %q", d.ID, d.Model.ID, req.Model)}
+		}
+	}
+	if d.Model.IsLanguageModel() {
+		return nil, fmt.Errorf("%w: %q serves %s", ErrNotNetwork, d.ID, d.Model.ID)
+	}
+	if st := d.Status(); st != StatusReady {
+		return nil, fmt.Errorf("%w: deployment %q is %s", ErrDeviceUnavailable, d.ID, st)
+	}
+	if len(req.Samples) == 0 {
+		return nil, &ParamError{"inputs", "at least one sample is required"}
+	}
+	n, m := d.ports()
+	samples := make([]*sample, len(req.Samples))
+	res := &RunResult{Model: d.Model.ID, Deployment: d.ID, Outputs: make([]RunOutput, len(req.Samples)), Warnings: d.warnings()}
+	var wg sync.WaitGroup
+	for k := range req.Samples {
+		s, err := d.newSample(ctx, req, k, n, m, &res.Outputs[k], &wg)
+		if err != nil {
+			return nil, err
+		}
+		samples[k] = s
+	}
+	wg.Add(len(samples))
+	if err := d.submitRun(samples); err != nil {
+		return nil, err
+	}
+	wg.Wait()
+	for _, s := range samples {
+		if s.err != nil {
+			return nil, s.err
+		}
+		u := &res.Usage
+		u.Samples++
+		u.Timesteps += int64(s.steps)
+		u.Spikes += s.stats.Spikes
+		u.SynapticOps += s.stats.SynapticOps
+		u.NeuronUpdates += s.stats.NeuronUpdates
+		u.EnergyMicrojoule += s.stats.EnergyMicrojoule
+		u.DeviceTime += s.deviceTime
+	}
+	return res, nil
+}
+
+// ports returns the sizes of the deployment's input and output.
+func (d *Deployment) ports() (in, out int) {
+	g := d.Model.Program.Graph
+	shapes, _ := g.Shapes() // validated when the model was registered
+	return snn.Size(shapes[g.NamesOfKind(snn.KindInput)[0]].Out), snn.Size(shapes[g.NamesOfKind(snn.KindOutput)[0]].Out)
+}
+
+// warnings say what the device does to the network.
+func (d *Deployment) warnings() []string {
+	t := d.Device.Target
+	if d.Device.Kind == hal.KindCPU || t.WeightBits == 0 {
+		return []string{}
+	}
+	return []string{fmt.Sprintf("%s runs the network bit-accurately in fixed point: weights quantised to %d bits, state to %d bits; outputs differ from the float simulator's by that rounding",
+		d.Device.Name, t.WeightBits, t.StateBits)}
+}
+
+// sample is one sample of a run, owned by a network worker once
+// admitted.
+type sample struct {
+	ctx      context.Context
+	output   *RunOutput
+	wg       *sync.WaitGroup
+	steps    int
+	t        int
+	vector   []float32
+	matrix   [][]float32
+	events   []SpikeEvent // sorted by step
+	next     int          // next event
+	rate     bool
+	rng      *rand.Rand
+	spiking  bool
+	spikes   bool
+	membrane bool
+
+	stats      Stats
+	deviceTime time.Duration
+	err        error
+	done       bool
+}
+
+func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int, out *RunOutput, wg *sync.WaitGroup) (*sample, error) {
+	x := req.Samples[k]
+	param := fmt.Sprintf("inputs[%d]", k)
+	bad := func(format string, a ...any) error { return &ParamError{param, fmt.Sprintf(format, a...)} }
+	p := d.Model.Program
+	s := &sample{ctx: ctx, output: out, wg: wg, spikes: req.Spikes, membrane: req.Membrane,
+		spiking: d.spikingOutput, steps: req.Timesteps}
+	forms := 0
+	for _, given := range []bool{x.Vector != nil, x.Matrix != nil, x.Events != nil || x.Timesteps != 0} {
+		if given {
+			forms++
+		}
+	}
+	if forms != 1 {
+		return nil, bad("a sample is one of a vector of %d values, a matrix of rows of %d values, or {events, timesteps}", n, n)
+	}
+	finite := func(v []float32) bool {
+		for _, f := range v {
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case x.Vector != nil:
+		if len(x.Vector) != n {
+			return nil, bad("has %d values, the network takes %d", len(x.Vector), n)
+		}
+		if !finite(x.Vector) {
+			return nil, bad("holds NaN or an infinity")
+		}
+		if p.Input.Kind == compile.InputRate {
+			for i, v := range x.Vector {
+				if v < 0 || v > 1 {
+					return nil, bad("value %d is %v; the network's rate encoding takes probabilities in [0, 1]", i, v)
+				}
+			}
+			s.rate = true
+			s.rng = rand.New(rand.NewPCG(uint64(req.Seed)+uint64(k), 0x6e6575726f))
+		}
+		s.vector = x.Vector
+		if s.steps == 0 {
+			s.steps = p.Timesteps
+		}
+	case x.Matrix != nil:
+		if len(x.Matrix) == 0 {
+			return nil, bad("the matrix has no rows")
+		}
+		for t, row := range x.Matrix {
+			if len(row) != n {
+				return nil, bad("row %d has %d values, the network takes %d", t, len(row), n)
+			}
+			if !finite(row) {
+				return nil, bad("row %d holds NaN or an infinity", t)
+			}
+		}
+		if s.steps != 0 && s.steps != len(x.Matrix) {
+			return nil, bad("the matrix has %d rows, timesteps is %d", len(x.Matrix), s.steps)
+		}
+		s.matrix, s.steps = x.Matrix, len(x.Matrix)
+	default:
+		if x.Timesteps < 1 {
+			return nil, bad("an event sample needs timesteps of at least 1")
+		}
+		if s.steps != 0 && s.steps != x.Timesteps {
+			return nil, bad("the sample says %d timesteps, the request %d", x.Timesteps, s.steps)
+		}
+		s.steps = x.Timesteps
+		ev := make([]SpikeEvent, len(x.Events))
+		for j, e := range x.Events {
+			if e.T < 0 || e.T >= s.steps {
+				return nil, bad("event %d is at step %d, outside [0, %d)", j, e.T, s.steps)
+			}
+			if e.I < 0 || e.I >= n {
+				return nil, bad("event %d is on input %d, outside [0, %d)", j, e.I, n)
+			}
+			ev[j] = e
+		}
+		sortEvents(ev)
+		s.events = ev
+	}
+	if s.steps < 1 {
+		return nil, bad("the network has no timesteps per sample; give timesteps")
+	}
+	out.SpikeCounts = make([]float32, m)
+	return s, nil
+}
+
+func sortEvents(ev []SpikeEvent) {
+	// Insertion order is kept within a step; events are usually sorted.
+	for i := 1; i < len(ev); i++ {
+		for j := i; j > 0 && ev[j].T < ev[j-1].T; j-- {
+			ev[j], ev[j-1] = ev[j-1], ev[j]
+		}
+	}
+}
+
+// input writes the sample's input for its current step into x.
+func (s *sample) input(x []float32) {
+	switch {
+	case s.vector != nil && s.rate:
+		for i, p := range s.vector {
+			x[i] = 0
+			if s.rng.Float32() < p {
+				x[i] = 1
+			}
+		}
+	case s.vector != nil:
+		copy(x, s.vector)
+	case s.matrix != nil:
+		copy(x, s.matrix[s.t])
+	default:
+		clear(x)
+		for ; s.next < len(s.events) && s.events[s.next].T == s.t; s.next++ {
+			x[s.events[s.next].I] = 1
+		}
+	}
+}
+
+// observe takes the output after the sample's step.
+func (s *sample) observe(y []float32) {
+	out := s.output
+	if s.spiking {
+		for i, v := range y {
+			if v != 0 {
+				out.SpikeCounts[i] += v
+				if s.spikes {
+					out.Spikes = append(out.Spikes, SpikeEvent{s.t, i})
+				}
+			}
+		}
+	}
+	s.t++
+	if s.t == s.steps && !s.spiking {
+		copy(out.SpikeCounts, y)
+	}
+}
+
+func (s *sample) finish(final []float32) {
+	out := s.output
+	out.FinalState = final
+	best := 0
+	for i, v := range out.SpikeCounts {
+		if v > out.SpikeCounts[best] {
+			best = i
+		}
+	}
+	out.Prediction = best
+	s.done = true
+	s.wg.Done()
+}
+
+func (s *sample) expired() bool {
+	if err := s.ctx.Err(); err != nil {
+		s.fail(err)
+		return true
+	}
+	return false
+}
+
+func (s *sample) fail(err error) {
+	if s.done {
+		return
+	}
+	s.err, s.done = err, true
+	s.wg.Done()
+}
+
+// submitRun queues all samples of a run, or none.
+func (d *Deployment) submitRun(samples []*sample) error {
+	d.submitMu.Lock()
+	defer d.submitMu.Unlock()
+	if err := d.accepting(); err != nil {
+		return err
+	}
+	if len(d.runq)+len(samples) > cap(d.runq) {
+		return fmt.Errorf("%w: deployment %q has %d samples waiting (limit %d)", ErrOverloaded, d.ID, len(d.runq), cap(d.runq))
+	}
+	for _, s := range samples {
+		d.runq <- s
+	}
+	return nil
+}
+
+// netWorker steps one Instance of a network: each slot runs one sample
+// for its timesteps, and a slot that finishes takes the next sample
+// between steps.
+type netWorker struct {
+	d        *Deployment
+	inst     hal.Instance
+	slots    []*sample
+	x        []float32
+	n, m     int
+	masker   hal.SlotMasker
+	on       []bool
+	active   int
+	probe    string // the output layer's neuron node, for membranes
+	sim      *snn.Simulator
+	stateBuf []float32
+}
+
+func newNetWorker(d *Deployment, in hal.Instance) *netWorker {
+	n, m := in.Inputs()[0].Size, in.Outputs()[0].Size
+	w := &netWorker{d: d, inst: in, slots: make([]*sample, in.Batch()), x: make([]float32, in.Batch()*n), n: n, m: m, probe: d.outputNeuron}
+	if ms, ok := in.(hal.SlotMasker); ok {
+		w.masker, w.on = ms, make([]bool, in.Batch())
+	}
+	if sr, ok := in.(interface{ Simulator() *snn.Simulator }); ok {
+		w.sim = sr.Simulator()
+	}
+	return w
+}
+
+func (w *netWorker) setActive(n int) {
+	w.d.mu.Lock()
+	w.d.active += n - w.active
+	w.d.mu.Unlock()
+	w.active = n
+}
+
+func (w *netWorker) run() {
+	defer w.d.wg.Done()
+	defer w.inst.Close()
+	defer w.setActive(0)
+	for {
+		if _, ok := admit(w.d.runq, w.d.done, w.slots, func(i int) { w.inst.Reset(i) }, w.setActive); !ok {
+			w.release(ErrClosed)
+			return
+		}
+		if err := w.step(); err != nil {
+			err = fmt.Errorf("%w: %s: %w", ErrDeviceUnavailable, w.d.Device.Name, err)
+			w.release(err)
+			w.d.replicaFailed(err)
+			return
+		}
+	}
+}
+
+func (w *netWorker) release(err error) {
+	for i, s := range w.slots {
+		if s != nil {
+			s.fail(err)
+			w.slots[i] = nil
+		}
+	}
+}
+
+// step advances every active sample by one timestep.
+func (w *netWorker) step() error {
+	active := 0
+	for i, s := range w.slots {
+		if w.on != nil {
+			w.on[i] = false
+		}
+		if s == nil {
+			continue
+		}
+		if s.expired() {
+			w.slots[i] = nil
+			continue
+		}
+		s.input(w.x[i*w.n : (i+1)*w.n])
+		if w.on != nil {
+			w.on[i] = true
+		}
+		active++
+	}
+	if active == 0 {
+		return nil
+	}
+	if w.masker != nil {
+		if err := w.masker.SetActive(w.on); err != nil {
+			return err
+		}
+	}
+	before := w.inst.Counters()
+	t0 := time.Now()
+	if err := w.inst.Step(context.Background(), w.x); err != nil {
+		return err
+	}
+	took := time.Since(t0)
+	delta := w.inst.Counters()
+	share := 1 / float64(active)
+	target := w.d.Device.Target
+	st := Stats{
+		Timesteps:     1,
+		Spikes:        float64(delta.Spikes-before.Spikes) * share,
+		SynapticOps:   float64(delta.SynapticOps-before.SynapticOps) * share,
+		NeuronUpdates: float64(delta.NeuronUpdates-before.NeuronUpdates) * share,
+	}
+	e := target.Energy
+	st.EnergyMicrojoule = (st.NeuronUpdates*e.NeuronUpdatePJ + st.Spikes*e.SpikePJ + st.SynapticOps*e.SynapticOpPJ + e.StaticPerStepPJ*share) * 1e-6
+	devTime := took / time.Duration(active)
+	if w.d.Device.Kind != hal.KindCPU && target.Latency.PerStepNS > 0 {
+		devTime = time.Duration(target.Latency.PerStepNS)
+	}
+	y := w.inst.Output(0)
+	var state []float32
+	if w.sim != nil && w.probe != "" {
+		state, _ = w.sim.State(w.stateBuf, w.probe, snn.VarV)
+		w.stateBuf = state
+	}
+	for i, s := range w.slots {
+		if s == nil || (w.on != nil && !w.on[i]) {
+			continue
+		}
+		s.stats.add(st)
+		s.deviceTime += devTime
+		s.observe(y[i*w.m : (i+1)*w.m])
+		var v []float32
+		if state != nil {
+			v = state[i*w.m : (i+1)*w.m]
+			if s.membrane {
+				s.output.Membrane = append(s.output.Membrane, append([]float32(nil), v...))
+			}
+		}
+		if s.t == s.steps {
+			final := append([]float32(nil), y[i*w.m:(i+1)*w.m]...)
+			if v != nil {
+				final = append([]float32(nil), v...)
+			}
+			s.finish(final)
+			w.slots[i] = nil
+		}
+	}
+	return nil
+}
