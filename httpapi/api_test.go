@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +17,13 @@ import (
 var v1Routes = []struct{ method, path string }{
 	{"GET", "/v1/models"},
 	{"GET", "/v1/models/neuro-1-lite"},
+	{"DELETE", "/v1/models/neuro-1-lite"},
 	{"GET", "/v1/deployments"},
+	{"POST", "/v1/deployments"},
 	{"GET", "/v1/deployments/neuro-1-lite-cpu"},
+	{"DELETE", "/v1/deployments/neuro-1-lite-cpu"},
 	{"POST", "/v1/deployments/neuro-1-lite-cpu/chat/completions"},
+	{"POST", "/v1/deployments/neuro-1-lite-cpu/run"},
 	{"POST", "/v1/chat/completions"},
 	{"POST", "/v1/completions"},
 	{"POST", "/v1/compile"},
@@ -51,15 +56,19 @@ func TestEveryV1RouteNeedsAKey(t *testing.T) {
 func TestWrongMethod(t *testing.T) {
 	s := newTestServer(t, newMockRuntime(t), &Options{Mock: true})
 	routes := append(v1Routes, struct{ method, path string }{"GET", "/health"}, struct{ method, path string }{"GET", "/metrics"})
+	allow := map[string][]string{}
 	for _, rt := range routes {
+		allow[rt.path] = append(allow[rt.path], rt.method)
+	}
+	for path, methods := range allow {
 		for _, m := range []string{"GET", "POST", "PUT", "DELETE", "PATCH"} {
-			if m == rt.method {
+			if slices.Contains(methods, m) {
 				continue
 			}
-			w := do(s, m, rt.path, keyAlice, `{}`)
+			w := do(s, m, path, keyAlice, `{}`)
 			checkError(t, w, 405, "invalid_request_error", "method_not_allowed", "")
-			if w.Header().Get("Allow") != rt.method {
-				t.Errorf("%s %s: Allow %q", m, rt.path, w.Header().Get("Allow"))
+			if w.Header().Get("Allow") != strings.Join(methods, ", ") {
+				t.Errorf("%s %s: Allow %q, want %q", m, path, w.Header().Get("Allow"), strings.Join(methods, ", "))
 			}
 		}
 	}

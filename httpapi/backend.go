@@ -30,8 +30,17 @@ type Backend interface {
 	// Generate runs a request, calling fn with each event; it records
 	// the request in Telemetry.
 	Generate(ctx context.Context, req *runtime.Request, fn func(runtime.Event) error) (*runtime.Result, error)
-	// Compile imports, compiles and stores a network for its owner.
+	// Compile imports, compiles and stores a network for its owner;
+	// DeleteNetwork deletes one.
 	Compile(ctx context.Context, req *runtime.CompileRequest) (*runtime.Network, error)
+	DeleteNetwork(id, owner string) error
+	// Start places a model on a device and returns while it loads;
+	// Undeploy deletes an owner's deployment once its work is done.
+	Start(ctx context.Context, spec runtime.DeploymentSpec) (*runtime.Deployment, error)
+	Undeploy(id, owner string) error
+	// Run runs samples on a network's deployment; it records the run in
+	// Telemetry.
+	Run(ctx context.Context, req *runtime.RunRequest) (*runtime.RunResult, error)
 	Telemetry() *runtime.Telemetry
 }
 
@@ -45,6 +54,8 @@ type Metrics interface {
 	Request(endpoint string, status int, d time.Duration)
 	// Generation counts a finished generation: tokens, spikes, energy.
 	Generation(res *runtime.Result)
+	// Run counts a finished run of a network: samples, spikes, energy.
+	Run(res *runtime.RunResult)
 	// Handler serves GET /metrics.
 	Handler() http.Handler
 }

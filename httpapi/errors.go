@@ -117,6 +117,14 @@ func toError(err error) *Error {
 		return notFound("model_not_found", "%s", trimPrefix(err))
 	case errors.Is(err, runtime.ErrDeploymentNotFound):
 		return notFound("deployment_not_found", "%s", trimPrefix(err))
+	case errors.Is(err, runtime.ErrQuota):
+		return &Error{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "insufficient_quota", Message: trimPrefix(err)}
+	case errors.Is(err, runtime.ErrPermission):
+		return &Error{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "permission_denied", Message: trimPrefix(err)}
+	case errors.Is(err, runtime.ErrInUse):
+		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "model_in_use", Message: trimPrefix(err)}
+	case errors.Is(err, runtime.ErrNotNetwork):
+		return invalid("", "not_a_network", "%s: use its chat/completions endpoint", trimPrefix(err))
 	case errors.Is(err, runtime.ErrNotLanguageModel):
 		return invalid("model", "not_a_language_model", "%s: only language models can serve completions", trimPrefix(err))
 	case errors.Is(err, runtime.ErrContextLength):

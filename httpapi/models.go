@@ -183,6 +183,7 @@ type deploymentRecord struct {
 	MaxBatchSize int          `json:"max_batch_size"`
 	Load         loadRecord   `json:"load"`
 	Failure      string       `json:"failure,omitempty"`
+	OwnedBy      string       `json:"owned_by"`
 }
 
 type deviceRecord struct {
@@ -203,7 +204,10 @@ func deploymentOf(d *runtime.Deployment) *deploymentRecord {
 		ID: d.ID, Object: "deployment", Model: d.Model.ID,
 		Device: deviceRecord{Name: d.Device.Name, Kind: string(d.Device.Kind), Vendor: d.Device.Vendor, Model: d.Device.Model},
 		Status: string(d.Status()), Created: d.Created.Unix(), Replicas: d.Replicas, MaxBatchSize: d.MaxBatch,
-		Load: loadRecord{Active: active, Queued: queued},
+		Load: loadRecord{Active: active, Queued: queued}, OwnedBy: d.Owner,
+	}
+	if rec.OwnedBy == "" {
+		rec.OwnedBy = ownerSystem
 	}
 	if err := d.Failure(); err != nil {
 		rec.Failure = trimPrefix(err)
@@ -211,23 +215,26 @@ func deploymentOf(d *runtime.Deployment) *deploymentRecord {
 	return rec
 }
 
-func (s *Server) deployments() []*deploymentRecord {
+// deployments lists the deployments principal may see; "" lists the
+// program's own only.
+func (s *Server) deployments(principal string) []*deploymentRecord {
 	data := []*deploymentRecord{}
 	for _, d := range s.be.Deployments() {
-		data = append(data, deploymentOf(d))
+		if visibleDeployment(d, principal) {
+			data = append(data, deploymentOf(d))
+		}
 	}
 	return data
 }
 
 func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": s.deployments()})
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": s.deployments(info(r).principal)})
 }
 
 func (s *Server) handleDeployment(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	d, err := s.be.Deployment(id)
+	d, err := s.lookupDeployment(r.PathValue("id"), info(r).principal)
 	if err != nil {
-		writeError(w, notFound("deployment_not_found", "deployment %q not found", id))
+		writeError(w, toError(err))
 		return
 	}
 	writeJSON(w, http.StatusOK, deploymentOf(d))
@@ -235,7 +242,7 @@ func (s *Server) handleDeployment(w http.ResponseWriter, r *http.Request) {
 
 // handleHealth answers 200 when every deployment is ready, 503 with the reason otherwise.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	deps := s.deployments()
+	deps := s.deployments("")
 	type depHealth struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`

@@ -46,6 +46,23 @@ type Options struct {
 	// this many tokens.
 	MaxTokens int
 
+	// MaxRunSamples bounds the samples of one run. Default 256.
+	MaxRunSamples int
+	// MaxRunTimesteps bounds one sample's timesteps. Default 10,000.
+	MaxRunTimesteps int
+	// MaxRunValues bounds the input values of one run (a matrix's, or a
+	// vector's times its timesteps, or events). Default 4,194,304.
+	MaxRunValues int
+	// MaxRecordedValues bounds what a run may record (spikes and
+	// membrane values over all its samples). Default 1,048,576.
+	MaxRecordedValues int
+	// MaxReplicas and MaxBatchSize bound a created deployment. Defaults
+	// 4 and 256.
+	MaxReplicas, MaxBatchSize int
+	// DeployWait is how long POST /v1/deployments waits for the load
+	// before answering 201 with status "loading". Default 10 s.
+	DeployWait time.Duration
+
 	// RequestsPerMinute is each key's rate limit, as a token bucket that
 	// holds a minute's worth. Default 600; negative disables it.
 	RequestsPerMinute int
@@ -76,6 +93,13 @@ const (
 	DefaultConcurrentRequests = 16
 	DefaultStreamWriteTimeout = 30 * time.Second
 	DefaultRequestTimeout     = 10 * time.Minute
+	DefaultMaxRunSamples      = 256
+	DefaultMaxRunTimesteps    = 10_000
+	DefaultMaxRunValues       = 1 << 22
+	DefaultMaxRecordedValues  = 1 << 20
+	DefaultMaxReplicas        = 4
+	DefaultMaxBatchSize       = 256
+	DefaultDeployWait         = 10 * time.Second
 )
 
 // Validate reports an option that cannot work.
@@ -94,6 +118,9 @@ func (o *Options) Validate() error {
 		"MaxBodyBytes": o.MaxBodyBytes, "MaxCompileBytes": o.MaxCompileBytes,
 		"MaxPromptTokens": int64(o.MaxPromptTokens), "MaxTokens": int64(o.MaxTokens),
 		"StreamWriteTimeout": int64(o.StreamWriteTimeout), "RequestTimeout": int64(o.RequestTimeout),
+		"MaxRunSamples": int64(o.MaxRunSamples), "MaxRunTimesteps": int64(o.MaxRunTimesteps), "MaxRunValues": int64(o.MaxRunValues),
+		"MaxRecordedValues": int64(o.MaxRecordedValues), "MaxReplicas": int64(o.MaxReplicas), "MaxBatchSize": int64(o.MaxBatchSize),
+		"DeployWait": int64(o.DeployWait),
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("httpapi: Options.%s is negative", name))
@@ -136,6 +163,18 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = DefaultRequestTimeout
+	}
+	for _, f := range []struct {
+		v *int
+		d int
+	}{{&o.MaxRunSamples, DefaultMaxRunSamples}, {&o.MaxRunTimesteps, DefaultMaxRunTimesteps}, {&o.MaxRunValues, DefaultMaxRunValues},
+		{&o.MaxRecordedValues, DefaultMaxRecordedValues}, {&o.MaxReplicas, DefaultMaxReplicas}, {&o.MaxBatchSize, DefaultMaxBatchSize}} {
+		if *f.v == 0 {
+			*f.v = f.d
+		}
+	}
+	if o.DeployWait == 0 {
+		o.DeployWait = DefaultDeployWait
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -51,6 +51,7 @@ const (
 	epDeployments    = "/v1/deployments"
 	epDeployment     = "/v1/deployments/{deployment_id}"
 	epDeploymentChat = "/v1/deployments/{deployment_id}/chat/completions"
+	epDeploymentRun  = "/v1/deployments/{deployment_id}/run"
 	epChat           = "/v1/chat/completions"
 	epCompletions    = "/v1/completions"
 	epCompile        = "/v1/compile"
@@ -60,30 +61,35 @@ const (
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	handle := func(method, path string, auth bool, h http.HandlerFunc) {
-		var hh http.Handler = h
-		if auth {
-			hh = s.authenticate(hh)
+	// route serves path for each method; any other method gets 405 in
+	// OpenAI's shape (the mux's own 405 is plain text).
+	route := func(path string, auth bool, methods ...any) {
+		var allow []string
+		for k := 0; k < len(methods); k += 2 {
+			method, h := methods[k].(string), methods[k+1].(func(http.ResponseWriter, *http.Request))
+			var hh http.Handler = http.HandlerFunc(h)
+			if auth {
+				hh = s.authenticate(hh)
+			}
+			mux.Handle(method+" "+patternPath(path), s.endpoint(path, hh))
+			allow = append(allow, method)
 		}
-		hh = s.endpoint(path, hh)
-		mux.Handle(method+" "+patternPath(path), hh)
-		// The same path with any other method: 405 in OpenAI's shape
-		// (the mux's own 405 is plain text).
-		mux.Handle(patternPath(path), s.endpoint(path, http.HandlerFunc(methodNotAllowed(method))))
+		mux.Handle(patternPath(path), s.endpoint(path, http.HandlerFunc(methodNotAllowed(strings.Join(allow, ", ")))))
 	}
-	handle("GET", epHealth, false, s.handleHealth)
+	route(epHealth, false, "GET", s.handleHealth)
 	if s.opts.Metrics != nil {
-		handle("GET", epMetrics, false, s.opts.Metrics.Handler().ServeHTTP)
+		route(epMetrics, false, "GET", s.opts.Metrics.Handler().ServeHTTP)
 	}
-	handle("GET", epModels, true, s.handleModels)
-	handle("GET", epModel, true, s.handleModel)
-	handle("GET", epDeployments, true, s.handleDeployments)
-	handle("GET", epDeployment, true, s.handleDeployment)
-	handle("POST", epDeploymentChat, true, s.handleDeploymentChat)
-	handle("POST", epChat, true, s.handleChat)
-	handle("POST", epCompletions, true, s.handleCompletions)
-	handle("POST", epCompile, true, s.handleCompile)
-	handle("GET", epTelemetry, true, s.handleTelemetry)
+	route(epModels, true, "GET", s.handleModels)
+	route(epModel, true, "GET", s.handleModel, "DELETE", s.handleDeleteModel)
+	route(epDeployments, true, "GET", s.handleDeployments, "POST", s.handleCreateDeployment)
+	route(epDeployment, true, "GET", s.handleDeployment, "DELETE", s.handleDeleteDeployment)
+	route(epDeploymentChat, true, "POST", s.handleDeploymentChat)
+	route(epDeploymentRun, true, "POST", s.handleRun)
+	route(epChat, true, "POST", s.handleChat)
+	route(epCompletions, true, "POST", s.handleCompletions)
+	route(epCompile, true, "POST", s.handleCompile)
+	route(epTelemetry, true, "GET", s.handleTelemetry)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("not_found", "no route %s %s", r.Method, r.URL.Path))
 	})
@@ -259,7 +265,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		}
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			if ok {
-				h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
 				h.Set("Access-Control-Max-Age", "600")
 			}

@@ -32,6 +32,7 @@ type Metrics struct {
 	synops    *prometheus.CounterVec
 	timesteps *prometheus.CounterVec
 	energy    *prometheus.CounterVec
+	samples   *prometheus.CounterVec
 	codes     [600]string
 }
 
@@ -47,14 +48,16 @@ func New() *Metrics {
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_tokens_total",
 		Help: "Tokens processed, by model and kind (prompt or completion)."}, []string{"model", "kind"})
 	m.spikes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_spikes_total",
-		Help: "Spikes fired while generating, by model."}, []string{"model"})
+		Help: "Spikes fired while generating or running, by model."}, []string{"model"})
 	m.synops = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_synaptic_ops_total",
-		Help: "Synaptic operations while generating, by model."}, []string{"model"})
+		Help: "Synaptic operations while generating or running, by model."}, []string{"model"})
 	m.timesteps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_timesteps_total",
-		Help: "Network timesteps run while generating, by model."}, []string{"model"})
+		Help: "Network timesteps run while generating or running, by model."}, []string{"model"})
 	m.energy = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_energy_microjoules_total",
-		Help: "Estimated device energy spent generating, in microjoules, by model."}, []string{"model"})
-	m.reg.MustRegister(m.requests, m.latency, m.ttft, m.tokens, m.spikes, m.synops, m.timesteps, m.energy,
+		Help: "Estimated device energy spent generating or running, in microjoules, by model."}, []string{"model"})
+	m.samples = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_samples_total",
+		Help: "Samples run through networks, by model."}, []string{"model"})
+	m.reg.MustRegister(m.samples, m.requests, m.latency, m.ttft, m.tokens, m.spikes, m.synops, m.timesteps, m.energy,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for i := range m.codes {
 		m.codes[i] = strconv.Itoa(i)
@@ -75,6 +78,16 @@ func (m *Metrics) Request(endpoint string, status int, d time.Duration) {
 	}
 	m.requests.WithLabelValues(endpoint, code).Inc()
 	m.latency.WithLabelValues(endpoint).Observe(d.Seconds())
+}
+
+// Run counts a finished run of a network.
+func (m *Metrics) Run(res *runtime.RunResult) {
+	model, u := res.Model, res.Usage
+	m.samples.WithLabelValues(model).Add(float64(u.Samples))
+	m.spikes.WithLabelValues(model).Add(u.Spikes)
+	m.synops.WithLabelValues(model).Add(u.SynapticOps)
+	m.timesteps.WithLabelValues(model).Add(float64(u.Timesteps))
+	m.energy.WithLabelValues(model).Add(u.EnergyMicrojoule)
 }
 
 // Generation counts a finished generation.

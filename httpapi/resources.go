@@ -1,0 +1,443 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
+)
+
+// ownerSystem is the owned_by of the program's own deployments.
+const ownerSystem = "system"
+
+// visibleDeployment reports whether principal may see d: the program's
+// own and principal's.
+func visibleDeployment(d *runtime.Deployment, principal string) bool {
+	return d.Owner == "" || d.Owner == principal
+}
+
+// lookupDeployment finds a deployment as principal may see it.
+func (s *Server) lookupDeployment(id, principal string) (*runtime.Deployment, error) {
+	d, err := s.be.Deployment(id)
+	if err == nil && !visibleDeployment(d, principal) {
+		err = fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, id)
+	}
+	return d, err
+}
+
+type rawDeployment struct {
+	Model        json.RawMessage `json:"model"`
+	Device       json.RawMessage `json:"device"`
+	ID           json.RawMessage `json:"id"`
+	Replicas     json.RawMessage `json:"replicas"`
+	MaxBatchSize json.RawMessage `json:"max_batch_size"`
+	Node         json.RawMessage `json:"node"`
+}
+
+func validDeploymentID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// handleCreateDeployment places a model on a device for the caller. It
+// waits up to Options.DeployWait for the load, so that a network that
+// does not fit the device is a 422 here rather than a failed record to
+// poll; a longer load answers 201 with status "loading".
+func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request) {
+	principal := info(r).principal
+	body, e := readBody(w, r, s.opts.MaxBodyBytes)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var raw rawDeployment
+	if e := decodeObject(body, &raw); e != nil {
+		writeError(w, e)
+		return
+	}
+	spec, e := s.parseDeployment(&raw, principal)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	// The load outlives this request when it takes longer than DeployWait.
+	d, err := s.be.Start(context.WithoutCancel(r.Context()), spec)
+	if err != nil {
+		writeError(w, deploymentError(err, spec.ID))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.DeployWait)
+	defer cancel()
+	if err := d.Wait(ctx); err != nil && ctx.Err() == nil {
+		s.be.Undeploy(d.ID, principal)
+		writeError(w, deploymentError(err, spec.ID))
+		return
+	}
+	w.Header().Set("Location", "/v1/deployments/"+d.ID)
+	writeJSON(w, http.StatusCreated, deploymentOf(d))
+}
+
+func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.DeploymentSpec, *Error) {
+	var spec runtime.DeploymentSpec
+	model, e := parseString(raw.Model, "model")
+	if e != nil {
+		return spec, e
+	}
+	if model == "" {
+		return spec, invalid("model", "missing_field", "model is required: a built-in model or one of your compiled networks")
+	}
+	m, err := s.lookupModel(model, principal)
+	if err != nil {
+		return spec, toError(err)
+	}
+	device, e := parseString(raw.Device, "device")
+	if e != nil {
+		return spec, e
+	}
+	if device == "" {
+		device = "cpu"
+	}
+	if !slices.Contains(hal.Devices(), device) {
+		return spec, invalid("device", "invalid_value", "device %q is not a device of this server (have %s)", device, strings.Join(hal.Devices(), ", "))
+	}
+	id, e := parseString(raw.ID, "id")
+	if e != nil {
+		return spec, e
+	}
+	if id == "" {
+		id = newID("dep-")
+	} else if !validDeploymentID(id) {
+		return spec, invalid("id", "invalid_value", "id must be 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-'")
+	}
+	replicas, _, e := parseInt(raw.Replicas, "replicas", 1, int64(s.opts.MaxReplicas))
+	if e != nil {
+		return spec, e
+	}
+	batch, _, e := parseInt(raw.MaxBatchSize, "max_batch_size", 1, int64(s.opts.MaxBatchSize))
+	if e != nil {
+		return spec, e
+	}
+	if node, e := parseString(raw.Node, "node"); e != nil {
+		return spec, e
+	} else if node != "" {
+		return spec, invalid("node", "invalid_value", "this server is not in a cluster: it has no node %q", node)
+	}
+	return runtime.DeploymentSpec{ID: id, Model: m.ID, Device: device, Replicas: int(replicas), MaxBatch: int(batch), Owner: principal}, nil
+}
+
+// deploymentError maps a failure to create a deployment.
+func deploymentError(err error, id string) *Error {
+	switch {
+	case errors.Is(err, runtime.ErrDuplicate):
+		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "deployment_exists", Param: "id",
+			Message: fmt.Sprintf("a deployment %q already exists; choose another id or leave it out", id)}
+	}
+	return toError(err)
+}
+
+func (s *Server) handleDeleteDeployment(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := s.be.Undeploy(id, info(r).principal); err != nil {
+		writeError(w, toError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "deployment", "deleted": true})
+}
+
+func (s *Server) handleDeleteModel(w http.ResponseWriter, r *http.Request) {
+	principal := info(r).principal
+	m, err := s.lookupModel(r.PathValue("id"), principal)
+	if err == nil && m.Network == nil {
+		err = fmt.Errorf("%w: %s is a built-in model of the server", runtime.ErrPermission, m.ID)
+	}
+	if err == nil {
+		err = s.be.DeleteNetwork(m.ID, principal)
+	}
+	if err != nil {
+		writeError(w, toError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": m.ID, "object": "model", "deleted": true})
+}
+
+type rawRun struct {
+	Inputs    json.RawMessage `json:"inputs"`
+	Timesteps json.RawMessage `json:"timesteps"`
+	Record    json.RawMessage `json:"record"`
+	Model     json.RawMessage `json:"model"`
+	Seed      json.RawMessage `json:"seed"`
+}
+
+type runOutput struct {
+	Index       int         `json:"index"`
+	SpikeCounts []float32   `json:"spike_counts"`
+	Prediction  int         `json:"prediction"`
+	FinalState  []float32   `json:"final_state"`
+	Spikes      *[][2]int   `json:"spikes,omitempty"`
+	Membrane    [][]float32 `json:"membrane,omitempty"`
+}
+
+type runUsage struct {
+	Samples     int     `json:"samples"`
+	Timesteps   int64   `json:"timesteps"`
+	Spikes      float64 `json:"spikes"`
+	SynapticOps float64 `json:"synaptic_ops"`
+	EnergyUJ    float64 `json:"energy_uj"`
+	DeviceMS    float64 `json:"device_ms"`
+}
+
+type runResponse struct {
+	ID         string      `json:"id"`
+	Object     string      `json:"object"`
+	Created    int64       `json:"created"`
+	Model      string      `json:"model"`
+	Deployment string      `json:"deployment"`
+	Outputs    []runOutput `json:"outputs"`
+	Usage      runUsage    `json:"usage"`
+	Warnings   []string    `json:"warnings"`
+}
+
+// handleRun runs samples through a network's deployment (API.md,
+// "Running a network").
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	ri := info(r)
+	fail := func(e *Error) { s.fail(w, r, "", e) }
+	body, e := readBody(w, r, s.runBodyLimit())
+	if e != nil {
+		fail(e)
+		return
+	}
+	d, err := s.lookupDeployment(r.PathValue("id"), ri.principal)
+	if err == nil && !visible(d.Model, ri.principal) {
+		err = fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, r.PathValue("id"))
+	}
+	if err != nil {
+		fail(toError(err))
+		return
+	}
+	req, e := s.parseRun(body, d)
+	if e != nil {
+		fail(e)
+		return
+	}
+	req.Principal, req.Endpoint = ri.principal, ri.endpoint
+	ri.recorded = true // the backend records runs
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+	defer cancel()
+	res, err := s.be.Run(ctx, req)
+	if err != nil {
+		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+			return // the client has gone
+		}
+		writeError(w, toError(err))
+		return
+	}
+	if s.opts.Metrics != nil {
+		s.opts.Metrics.Run(res)
+	}
+	out := &runResponse{ID: newID("run-"), Object: "network.run", Created: s.opts.Now().Unix(), Model: res.Model, Deployment: res.Deployment,
+		Outputs: make([]runOutput, len(res.Outputs)), Warnings: res.Warnings,
+		Usage: runUsage{Samples: res.Usage.Samples, Timesteps: res.Usage.Timesteps, Spikes: res.Usage.Spikes, SynapticOps: res.Usage.SynapticOps,
+			EnergyUJ: res.Usage.EnergyMicrojoule, DeviceMS: float64(res.Usage.DeviceTime) / float64(time.Millisecond)}}
+	for k, o := range res.Outputs {
+		ro := runOutput{Index: k, SpikeCounts: o.SpikeCounts, Prediction: o.Prediction, FinalState: o.FinalState, Membrane: o.Membrane}
+		if req.Spikes {
+			sp := make([][2]int, len(o.Spikes))
+			for j, e := range o.Spikes {
+				sp[j] = [2]int{e.T, e.I}
+			}
+			ro.Spikes = &sp
+		}
+		out.Outputs[k] = ro
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// runBodyLimit allows the input values the limits allow, at up to 24
+// bytes each in JSON.
+func (s *Server) runBodyLimit() int64 {
+	return max(s.opts.MaxBodyBytes, int64(s.opts.MaxRunValues)*24+1<<20)
+}
+
+func (s *Server) parseRun(body []byte, d *runtime.Deployment) (*runtime.RunRequest, *Error) {
+	var raw rawRun
+	if e := decodeObject(body, &raw); e != nil {
+		return nil, e
+	}
+	if d.Model.IsLanguageModel() {
+		return nil, invalid("", "not_a_network", "deployment %s serves the language model %s: use its chat/completions endpoint", d.ID, d.Model.ID)
+	}
+	model, e := parseString(raw.Model, "model")
+	if e != nil {
+		return nil, e
+	}
+	steps, _, e := parseInt(raw.Timesteps, "timesteps", 1, int64(s.opts.MaxRunTimesteps))
+	if e != nil {
+		return nil, e
+	}
+	seed, _, e := parseInt(raw.Seed, "seed", math.MinInt64, math.MaxInt64)
+	if e != nil {
+		return nil, e
+	}
+	req := &runtime.RunRequest{Deployment: d.ID, Model: model, Timesteps: int(steps), Seed: seed}
+	if !absent(raw.Record) {
+		var rec []string
+		if err := json.Unmarshal(raw.Record, &rec); err != nil {
+			return nil, invalid("record", "invalid_type", `record must be an array of "spikes" and "membrane"`)
+		}
+		for _, what := range rec {
+			switch what {
+			case "spikes":
+				req.Spikes = true
+			case "membrane":
+				req.Membrane = true
+			default:
+				return nil, invalid("record", "invalid_value", `record: %q is not "spikes" or "membrane"`, what)
+			}
+		}
+	}
+	if absent(raw.Inputs) {
+		return nil, invalid("inputs", "missing_field", "inputs is required: an array of samples")
+	}
+	var samples []json.RawMessage
+	if raw.Inputs[0] != '[' || json.Unmarshal(raw.Inputs, &samples) != nil {
+		return nil, invalid("inputs", "invalid_type", "inputs must be an array of samples, not %s", kindOf(raw.Inputs))
+	}
+	if len(samples) == 0 || len(samples) > s.opts.MaxRunSamples {
+		return nil, invalid("inputs", "invalid_value", "inputs has %d samples; 1 to %d are allowed", len(samples), s.opts.MaxRunSamples)
+	}
+	n, m := len(samples), d.Model.Program.Timesteps
+	values, recorded := 0, 0
+	req.Samples = make([]runtime.Sample, n)
+	for k, rs := range samples {
+		param := fmt.Sprintf("inputs[%d]", k)
+		x, e := parseSample(rs, param)
+		if e != nil {
+			return nil, e
+		}
+		t := int(steps)
+		switch {
+		case x.Matrix != nil:
+			t = len(x.Matrix)
+			for _, row := range x.Matrix {
+				values += len(row)
+			}
+		case x.Vector != nil:
+			if t == 0 {
+				t = m
+			}
+			values += len(x.Vector)
+		default:
+			t = x.Timesteps
+			values += len(x.Events)
+		}
+		if t > s.opts.MaxRunTimesteps {
+			return nil, invalid(param, "invalid_value", "%s runs %d timesteps; the limit is %d", param, t, s.opts.MaxRunTimesteps)
+		}
+		if values > s.opts.MaxRunValues {
+			return nil, invalid(param, "invalid_value", "inputs hold more than %d values", s.opts.MaxRunValues)
+		}
+		if req.Membrane {
+			recorded += t * d.Model.Program.Output.Size
+		}
+		if req.Spikes {
+			recorded += t * d.Model.Program.Output.Size // at most every output neuron at every step
+		}
+		if recorded > s.opts.MaxRecordedValues {
+			return nil, invalid("record", "invalid_value", "recording would keep more than %d values; record fewer samples or timesteps", s.opts.MaxRecordedValues)
+		}
+		req.Samples[k] = x
+	}
+	return req, nil
+}
+
+// parseSample reads one sample: a vector, a matrix, or {events, timesteps}.
+func parseSample(raw json.RawMessage, param string) (runtime.Sample, *Error) {
+	var x runtime.Sample
+	bad := func(format string, a ...any) (runtime.Sample, *Error) {
+		return x, invalid(param, "invalid_value", param+": "+format, a...)
+	}
+	switch {
+	case len(raw) > 0 && raw[0] == '{':
+		var ev struct {
+			Events    [][]json.Number `json:"events"`
+			Timesteps json.Number     `json:"timesteps"`
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return bad("an event sample is {\"events\": [[t, i], ...], \"timesteps\": T}")
+		}
+		t, err := ev.Timesteps.Int64()
+		if err != nil || t < 1 || t > math.MaxInt32 {
+			return bad("timesteps must be a whole number of at least 1")
+		}
+		x.Timesteps = int(t)
+		x.Events = make([]runtime.SpikeEvent, len(ev.Events))
+		for j, pair := range ev.Events {
+			if len(pair) != 2 {
+				return bad("event %d is not a pair [t, i]", j)
+			}
+			t, err1 := pair[0].Int64()
+			i, err2 := pair[1].Int64()
+			if err1 != nil || err2 != nil || t < math.MinInt32 || t > math.MaxInt32 || i < math.MinInt32 || i > math.MaxInt32 {
+				return bad("event %d: step and input must be whole numbers", j)
+			}
+			x.Events[j] = runtime.SpikeEvent{T: int(t), I: int(i)}
+		}
+		return x, nil
+	case len(raw) > 1 && raw[0] == '[' && strings.TrimLeft(string(raw[1:]), " \t\r\n")[0] == '[':
+		var rows [][]float64
+		if err := json.Unmarshal(raw, &rows); err != nil {
+			return bad("a matrix is an array of rows of numbers")
+		}
+		x.Matrix = make([][]float32, len(rows))
+		for t, row := range rows {
+			v, ok := float32s(row)
+			if !ok {
+				return bad("row %d holds a value outside the float32 range", t)
+			}
+			x.Matrix[t] = v
+		}
+		return x, nil
+	case len(raw) > 0 && raw[0] == '[':
+		var vec []float64
+		if err := json.Unmarshal(raw, &vec); err != nil {
+			return bad("a vector is an array of numbers")
+		}
+		v, ok := float32s(vec)
+		if !ok {
+			return bad("holds a value outside the float32 range")
+		}
+		x.Vector = v
+		return x, nil
+	}
+	return bad("a sample is a vector, a matrix (array of rows) or {\"events\", \"timesteps\"}, not %s", kindOf(raw))
+}
+
+// float32s converts, refusing values that float32 cannot hold (JSON has
+// no NaN or infinity; 1e39 would become one).
+func float32s(v []float64) ([]float32, bool) {
+	out := make([]float32, len(v))
+	for i, f := range v {
+		if math.Abs(f) > math.MaxFloat32 {
+			return nil, false
+		}
+		out[i] = float32(f)
+	}
+	return out, true
+}
