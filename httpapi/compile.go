@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -40,6 +41,8 @@ type rawCompile struct {
 }
 
 type rawCompileOptions struct {
+	Layers      json.RawMessage `json:"layers"`
+	Dt          json.RawMessage `json:"dt"`
 	WeightBits  json.RawMessage `json:"weight_bits"`
 	Timesteps   json.RawMessage `json:"timesteps"`
 	Percentile  json.RawMessage `json:"percentile"`
@@ -53,6 +56,7 @@ const (
 	maxCalibrationSamples = 1024
 	maxCalibrationValues  = 1 << 22
 	maxTimesteps          = 4096
+	maxLayers             = 1024
 )
 
 // compileFormats maps the model_format values to importers; which of
@@ -137,17 +141,18 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*compi
 	if e != nil {
 		return nil, e
 	}
-	copts, conv, e := parseCompileOptions(raw.Options)
+	copts, iopts, e := parseCompileOptions(raw.Options)
 	if e != nil {
 		return nil, e
 	}
+	iopts.MaxBytes = 4 * s.opts.MaxCompileBytes
 	data, e := decodeModelFile(raw.ModelFile, s.opts.MaxCompileBytes)
 	if e != nil {
 		return nil, e
 	}
 	n, err := s.be.Compile(r.Context(), &runtime.CompileRequest{
 		Format: importer, Data: data, Name: name, Target: target, Owner: principal,
-		Import:  compile.ImportOptions{MaxBytes: 4 * s.opts.MaxCompileBytes, Conversion: conv},
+		Import:  *iopts,
 		Compile: *copts,
 	})
 	if err != nil {
@@ -179,12 +184,50 @@ func importError(err error) *Error {
 	return invalid("model_file", "invalid_model_file", "the file cannot be read: %s", err.Error())
 }
 
-func parseCompileOptions(raw json.RawMessage) (*compile.Options, compile.ConversionOptions, *Error) {
+// parseCompileOptions reads options into the compiler's and the
+// importer's options.
+func parseCompileOptions(raw json.RawMessage) (*compile.Options, *compile.ImportOptions, *Error) {
+	opts, iopts := &compile.Options{}, &compile.ImportOptions{}
+	if absent(raw) {
+		return opts, iopts, nil
+	}
+	copts, conv, e := parseConversion(raw)
+	if e != nil {
+		return nil, nil, e
+	}
+	var ro rawCompileOptions
+	json.Unmarshal(raw, &ro) // parseConversion has checked it is an object
+	if iopts.Dt, e = parseNumber(ro.Dt, "options.dt", 1e-7, 1, 0); e != nil {
+		return nil, nil, e
+	}
+	if !absent(ro.Layers) {
+		var layers []compile.LayerSpec
+		if ro.Layers[0] != '[' || json.Unmarshal(ro.Layers, &layers) != nil {
+			return nil, nil, invalid("options.layers", "invalid_type",
+				`options.layers must be an array of {"name", "kind", "params", "shape"}, as the Go importer's compile.LayerSpec`)
+		}
+		if len(layers) > maxLayers {
+			return nil, nil, invalid("options.layers", "invalid_value", "options.layers has %d layers; at most %d", len(layers), maxLayers)
+		}
+		for i, l := range layers {
+			if l.Name == "" {
+				return nil, nil, invalid(fmt.Sprintf("options.layers[%d]", i), "missing_field", "options.layers[%d] needs a name: the key prefix in the state_dict", i)
+			}
+			for _, d := range l.Shape {
+				if d < 1 || d > 1<<20 {
+					return nil, nil, invalid(fmt.Sprintf("options.layers[%d].shape", i), "invalid_value", "options.layers[%d].shape: %d is not a dimension", i, d)
+				}
+			}
+		}
+		iopts.Layers = layers
+	}
+	iopts.Conversion = conv
+	return copts, iopts, nil
+}
+
+func parseConversion(raw json.RawMessage) (*compile.Options, compile.ConversionOptions, *Error) {
 	opts := &compile.Options{}
 	var conv compile.ConversionOptions
-	if absent(raw) {
-		return opts, conv, nil
-	}
 	if raw[0] != '{' {
 		return nil, conv, invalid("options", "invalid_type", "options must be an object, not %s", kindOf(raw))
 	}

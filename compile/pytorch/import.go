@@ -230,7 +230,7 @@ func (im *importer) stateDictLayers(sd []NamedTensor) ([]*layer, error) {
 				layers[0].shape = s.Shape
 				continue
 			}
-			return nil, &compile.UnsupportedError{Node: s.Name, Reason: fmt.Sprintf("ImportOptions.Layers[%d] names no layer of the state_dict (layers: %s)", i, layerNames(layers))}
+			return nil, &compile.UnsupportedError{Node: s.Name, Reason: fmt.Sprintf("layer description %d (ImportOptions.Layers, options.layers over REST) names no layer of the state_dict (layers: %s)", i, layerNames(layers))}
 		}
 		if hit.params == nil {
 			hit.params = map[string]float64{}
@@ -260,7 +260,7 @@ func (im *importer) sequentialLayers(sd []NamedTensor) ([]*layer, error) {
 		pre, local, ok := strings.Cut(nt.Name, ".")
 		idx, err := strconv.Atoi(pre)
 		if !ok || err != nil || idx < 0 || local == "" {
-			return nil, &compile.UnsupportedError{Node: nt.Name, Reason: "key is not <layer index>.<tensor>: not an nn.Sequential state_dict; describe its layers with ImportOptions.Layers, or link the package of its architecture (registered: " + architectureList() + ")"}
+			return nil, &compile.UnsupportedError{Node: nt.Name, Reason: "key is not <layer index>.<tensor>: not an nn.Sequential state_dict; describe its layers with ImportOptions.Layers (options.layers over REST), or link the package of its architecture (registered: " + architectureList() + ")"}
 		}
 		l := byIdx[idx]
 		if l == nil {
@@ -285,12 +285,12 @@ func (im *importer) sequentialLayers(sd []NamedTensor) ([]*layer, error) {
 		l.kind = k
 		spiking = spiking || isSpikingKind(k)
 		if j > 0 && i != idxs[j-1]+1 {
-			im.warn("inferred: layers %d..%d hold no tensors; taken as shape-preserving (Flatten, Dropout, Identity); describe activations or pooling with ImportOptions.Layers", idxs[j-1]+1, i-1)
+			im.warn("inferred: layers %d..%d hold no tensors; taken as shape-preserving (Flatten, Dropout, Identity); describe activations or pooling with ImportOptions.Layers (options.layers over REST)", idxs[j-1]+1, i-1)
 		}
 		layers = append(layers, l)
 	}
 	if !spiking {
-		return nil, &compile.UnsupportedError{Node: layers[0].key(layers[0].keys[0]), Reason: "the state_dict holds weight layers but no neuron it can recognise (snnTorch's beta/threshold buffers): a Norse, SpikingJelly or plain ANN network needs ImportOptions.Layers to say what lies between the weights"}
+		return nil, &compile.UnsupportedError{Node: layers[0].key(layers[0].keys[0]), Reason: "the state_dict holds weight layers but no neuron it can recognise (snnTorch's beta/threshold buffers): a Norse, SpikingJelly or plain ANN network needs ImportOptions.Layers (options.layers over REST) to say what lies between the weights"}
 	}
 	im.rep.Kind = "snntorch state_dict"
 	var kinds []string
@@ -521,7 +521,7 @@ func (im *importer) moduleLayers(f *File) ([]*layer, error) {
 			hit = layers[0]
 		}
 		if hit == nil {
-			return nil, &compile.UnsupportedError{Node: s.Name, Reason: fmt.Sprintf("ImportOptions.Layers[%d] names no layer of the module (layers: %s)", i, layerNames(layers))}
+			return nil, &compile.UnsupportedError{Node: s.Name, Reason: fmt.Sprintf("layer description %d (ImportOptions.Layers, options.layers over REST) names no layer of the module (layers: %s)", i, layerNames(layers))}
 		}
 		for k, v := range s.Params {
 			hit.params[k] = v
