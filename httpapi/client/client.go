@@ -207,6 +207,45 @@ func (c *Client) GetDeployment(ctx context.Context, id string) (*Deployment, err
 	return &d, nil
 }
 
+// CreateDeployment places a model (built-in, or a network the caller
+// compiled) on a device. The deployment may still be loading: poll
+// GetDeployment until its Status is "ready".
+func (c *Client) CreateDeployment(ctx context.Context, req *CreateDeploymentRequest) (*Deployment, error) {
+	var d Deployment
+	if err := c.do(ctx, http.MethodPost, "/v1/deployments", nil, req, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// DeleteDeployment deletes one of the caller's deployments; requests
+// already running on it finish.
+func (c *Client) DeleteDeployment(ctx context.Context, id string) (*Deleted, error) {
+	var d Deleted
+	if err := c.do(ctx, http.MethodDelete, "/v1/deployments/"+url.PathEscape(id), nil, nil, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// DeleteModel deletes a network the caller compiled.
+func (c *Client) DeleteModel(ctx context.Context, id string) (*Deleted, error) {
+	var d Deleted
+	if err := c.do(ctx, http.MethodDelete, "/v1/models/"+url.PathEscape(id), nil, nil, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// Run runs samples through a network's deployment.
+func (c *Client) Run(ctx context.Context, deployment string, req *RunRequest) (*Run, error) {
+	var r Run
+	if err := c.do(ctx, http.MethodPost, "/v1/deployments/"+url.PathEscape(deployment)+"/run", nil, req, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
 // ChatCompletion asks for a chat completion (req.Stream is ignored).
 func (c *Client) ChatCompletion(ctx context.Context, req *ChatCompletionRequest) (*ChatCompletion, error) {
 	return c.chat(ctx, "/v1/chat/completions", req)

@@ -262,7 +262,76 @@ type Deployment struct {
 	MaxBatchSize int            `json:"max_batch_size"`
 	Load         DeploymentLoad `json:"load"`
 	Failure      string         `json:"failure,omitempty"`
-	Mock         bool           `json:"mock,omitempty"`
+	// OwnedBy is the caller that created it, or "system" for the
+	// server's own.
+	OwnedBy string `json:"owned_by"`
+}
+
+// CreateDeploymentRequest places a model on a device (POST
+// /v1/deployments). Zero fields take the server's defaults.
+type CreateDeploymentRequest struct {
+	Model        string `json:"model"`
+	Device       string `json:"device,omitempty"`
+	ID           string `json:"id,omitempty"`
+	Replicas     int    `json:"replicas,omitempty"`
+	MaxBatchSize int    `json:"max_batch_size,omitempty"`
+}
+
+// Deleted answers a DELETE.
+type Deleted struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Deleted bool   `json:"deleted"`
+}
+
+// RunRequest runs samples through a network's deployment. Each sample is
+// one of: a vector presented at every step ([]float32), a matrix of one
+// row per step ([][]float32), or an EventSample.
+type RunRequest struct {
+	Inputs    []any    `json:"inputs"`
+	Timesteps int      `json:"timesteps,omitempty"`
+	Record    []string `json:"record,omitempty"` // "spikes", "membrane"
+	Model     string   `json:"model,omitempty"`
+	Seed      int64    `json:"seed,omitempty"`
+}
+
+// EventSample is sparse input: Events[k] = [t, i], input i spikes at
+// step t.
+type EventSample struct {
+	Events    [][2]int `json:"events"`
+	Timesteps int      `json:"timesteps"`
+}
+
+// Run is the result of a run.
+type Run struct {
+	ID         string      `json:"id"`
+	Object     string      `json:"object"`
+	Created    int64       `json:"created"`
+	Model      string      `json:"model"`
+	Deployment string      `json:"deployment"`
+	Outputs    []RunOutput `json:"outputs"`
+	Usage      RunUsage    `json:"usage"`
+	Warnings   []string    `json:"warnings"`
+}
+
+// RunOutput is one sample's result.
+type RunOutput struct {
+	Index       int         `json:"index"`
+	SpikeCounts []float32   `json:"spike_counts"`
+	Prediction  int         `json:"prediction"`
+	FinalState  []float32   `json:"final_state"`
+	Spikes      [][2]int    `json:"spikes,omitempty"`
+	Membrane    [][]float32 `json:"membrane,omitempty"`
+}
+
+// RunUsage is what a run cost.
+type RunUsage struct {
+	Samples     int     `json:"samples"`
+	Timesteps   int64   `json:"timesteps"`
+	Spikes      float64 `json:"spikes"`
+	SynapticOps float64 `json:"synaptic_ops"`
+	EnergyUJ    float64 `json:"energy_uj"`
+	DeviceMS    float64 `json:"device_ms"`
 }
 
 // Device is where a deployment runs. Kind is "cpu", "emulator" or
