@@ -150,4 +150,3 @@ func TestPlainSequentialNeedsLayers(t *testing.T) {
 	checkError(t, do(s, "POST", "/v1/compile", keyAlice, compileBody("pytorch", pt, `,"options":{"layers":"0:linear"}`)),
 		400, typeInvalidRequest, "invalid_type", "options.layers")
 }
-

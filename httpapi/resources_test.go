@@ -209,7 +209,9 @@ func TestDeployAndRunOwnNetwork(t *testing.T) {
 
 	// Runs are telemetry like any request.
 	var tel struct {
-		Requests     struct{ ByEndpoint map[string]int `json:"by_endpoint"` }
+		Requests struct {
+			ByEndpoint map[string]int `json:"by_endpoint"`
+		}
 		Neuromorphic struct{ Spikes float64 }
 	}
 	json.Unmarshal(do(s, "GET", "/v1/telemetry", keyAlice, nil).Body.Bytes(), &tel)
