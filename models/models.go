@@ -122,10 +122,17 @@ func Load(id string) (*runtime.Model, error) {
 // dt is the time step the models were trained for: one step per token.
 const dt = 1e-3
 
-// Register loads every embedded model into rt.
+// Register loads every embedded model into rt: the language models and
+// the digits classifier.
 func Register(rt *runtime.Runtime) error {
-	for _, id := range Names() {
-		m, err := Load(id)
+	for _, id := range append(Names(), Digits) {
+		var m *runtime.Model
+		var err error
+		if id == Digits {
+			m, err = LoadDigits()
+		} else {
+			m, err = Load(id)
+		}
 		if err != nil {
 			return err
 		}
@@ -159,9 +166,9 @@ type Placement struct {
 }
 
 // Deploy deploys the registered built-in models. By default each goes on
-// "cpu" as "<model>-cpu", and neuro-1-lite also on every other linked
-// device that holds it, as "neuro-1-lite-<device>" (a device that cannot
-// hold it is skipped). An error is returned when a model cannot be
+// "cpu" as "<model>-cpu", and neuro-1-lite and the digits classifier also
+// on every other linked device that holds them, as "<model>-<device>" (a
+// device that cannot hold one is skipped). An error is returned when a model cannot be
 // deployed anywhere.
 func Deploy(ctx context.Context, rt *runtime.Runtime, opts *DeployOptions) (*Placement, error) {
 	var o DeployOptions
@@ -180,7 +187,7 @@ func Deploy(ctx context.Context, rt *runtime.Runtime, opts *DeployOptions) (*Pla
 			if err != nil {
 				return err
 			}
-			spec.Dev = mock.New(base, &mock.Options{Tokenizer: m.Tokenizer})
+			spec.Dev = mock.New(base, &mock.Options{Tokenizer: m.Tokenizer}) // nil for the classifier
 		}
 		d, err := rt.Deploy(ctx, spec)
 		if err == nil {
@@ -188,7 +195,7 @@ func Deploy(ctx context.Context, rt *runtime.Runtime, opts *DeployOptions) (*Pla
 		}
 		return err
 	}
-	for _, id := range Names() {
+	for _, id := range append(Names(), Digits) {
 		if _, err := rt.Model(id); err != nil {
 			continue
 		}
@@ -203,12 +210,17 @@ func Deploy(ctx context.Context, rt *runtime.Runtime, opts *DeployOptions) (*Pla
 			return out, fmt.Errorf("models: %w", err)
 		}
 	}
-	if _, err := rt.Model(Lite); err != nil || (o.Device != "" && o.Device != "cpu") {
+	if o.Device != "" && o.Device != "cpu" {
 		return out, nil
 	}
-	for _, dev := range hal.Devices() {
-		if dev != "cpu" {
-			deploy(Lite, dev) // a device that cannot hold lite is skipped
+	for _, id := range []string{Lite, Digits} {
+		if _, err := rt.Model(id); err != nil {
+			continue
+		}
+		for _, dev := range hal.Devices() {
+			if dev != "cpu" {
+				deploy(id, dev) // a device that cannot hold it is skipped
+			}
 		}
 	}
 	return out, nil

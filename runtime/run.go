@@ -379,6 +379,9 @@ func (d *Deployment) submitRun(samples []*sample) error {
 	if err := d.accepting(); err != nil {
 		return err
 	}
+	if len(samples) > cap(d.runq) {
+		return &ParamError{"inputs", fmt.Sprintf("%d samples are more than deployment %q can queue (%d); send fewer per run", len(samples), d.ID, cap(d.runq))}
+	}
 	if len(d.runq)+len(samples) > cap(d.runq) {
 		return fmt.Errorf("%w: deployment %q has %d samples waiting (limit %d)", ErrOverloaded, d.ID, len(d.runq), cap(d.runq))
 	}
