@@ -144,6 +144,11 @@ func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (
 	for _, id := range slices.Sorted(maps.Keys(pl.Fallbacks)) {
 		fmt.Fprintf(stdout, "%s does not fit %s, so it runs on cpu: %v\n", id, c.device, pl.Fallbacks[id])
 	}
+	// The deployments callers created before a restart (with -data).
+	if err := rt.RestoreDeployments(ctx); err != nil {
+		rt.Close()
+		return nil, nil, err
+	}
 	srv, err := httpapi.New(rt, &httpapi.Options{Keys: c.keys, Mock: c.mock, Logger: log, Metrics: prom.New()})
 	if err != nil {
 		rt.Close()

@@ -373,10 +373,29 @@ type CompiledNetwork struct {
 	Name      string          `json:"name"`
 	Status    string          `json:"status"`
 	Source    CompileSource   `json:"source"`
-	Network   json.RawMessage `json:"network"`
-	Target    json.RawMessage `json:"target"`
+	Network   NetworkReport   `json:"network"`
+	Target    TargetReport    `json:"target"`
 	Estimates json.RawMessage `json:"estimates"`
 	Warnings  []string        `json:"warnings"`
+	OwnedBy   string          `json:"owned_by"`
+}
+
+// NetworkReport counts what a compiled network holds.
+type NetworkReport struct {
+	Inputs     int `json:"inputs"`
+	Outputs    int `json:"outputs"`
+	Layers     int `json:"layers"`
+	Neurons    int `json:"neurons"`
+	Synapses   int `json:"synapses"`
+	Parameters int `json:"parameters"`
+}
+
+// TargetReport says how a compiled network sits on its target device.
+type TargetReport struct {
+	Device      string  `json:"device"`
+	CoresUsed   int     `json:"cores_used"`
+	Utilisation float64 `json:"utilisation"`
+	Fits        bool    `json:"fits"`
 }
 
 // CompileSource describes the uploaded file.
