@@ -68,7 +68,7 @@ func (s *Server) compileBodyLimit() int64 {
 }
 
 func (s *Server) handleCompile(w http.ResponseWriter, r *http.Request) {
-	body, e := readBody(w, r, s.compileBodyLimit())
+	body, e := s.readBody(w, r, s.compileBodyLimit())
 	if e != nil {
 		writeError(w, e)
 		return

@@ -3,11 +3,13 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/neuro-go/neuro/tokenizer"
@@ -17,11 +19,33 @@ import (
 // Content-Length over the limit is refused before reading; an undeclared
 // one is cut off by http.MaxBytesReader as it streams in, so a huge body
 // is never held in memory.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Error) {
+//
+// The read also has a deadline that moves with the data: a client gets
+// Options.BodyReadTimeout for the first bytes and must then keep up
+// Options.MinBodyRate on average, so that a body trickled a byte at a
+// time cannot hold a goroutine and a connection for minutes.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Error) {
 	if r.ContentLength > limit {
+		abandonBody(w)
 		return nil, tooLarge(limit)
 	}
-	body := http.MaxBytesReader(w, r.Body, limit)
+	body := io.Reader(http.MaxBytesReader(w, r.Body, limit))
+	rc := http.NewResponseController(w)
+	start := time.Now() // the connection's clock, not Options.Now
+	deadline := func(read int) time.Time {
+		return start.Add(s.opts.BodyReadTimeout + time.Duration(float64(read)/float64(s.opts.MinBodyRate)*float64(time.Second)))
+	}
+	canDeadline := rc.SetReadDeadline(deadline(0)) == nil
+	done := false
+	if canDeadline {
+		defer func() {
+			if done {
+				rc.SetReadDeadline(time.Time{})
+			} else {
+				abandonBody(w) // an error left the body unread
+			}
+		}()
+	}
 	n := r.ContentLength
 	if n < 0 || n > 64<<10 {
 		n = 512
@@ -38,12 +62,22 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Err
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
+			var ne interface{ Timeout() bool }
+			switch {
+			case errors.As(err, &mbe):
 				return nil, tooLarge(limit)
+			case errors.As(err, &ne) && ne.Timeout():
+				return nil, &Error{Status: http.StatusRequestTimeout, Type: typeInvalidRequest, Code: "request_timeout",
+					Message: fmt.Sprintf("the request body came too slowly: %d bytes in %v (the server expects the first bytes within %v, then %d bytes/s)",
+						len(buf), time.Since(start).Round(time.Millisecond), s.opts.BodyReadTimeout, s.opts.MinBodyRate)}
 			}
 			return nil, invalid("", "invalid_body", "reading the request body: %v", err)
 		}
+		if canDeadline && m > 0 {
+			rc.SetReadDeadline(deadline(len(buf)))
+		}
 	}
+	done = true
 	if len(buf) == 0 {
 		return nil, invalid("", "missing_body", "the request body is empty; send a JSON object")
 	}

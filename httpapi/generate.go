@@ -32,7 +32,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, model string, e *E
 
 func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, deployment string) {
 	ri := info(r)
-	body, e := readBody(w, r, s.opts.MaxBodyBytes)
+	body, e := s.readBody(w, r, s.opts.MaxBodyBytes)
 	if e != nil {
 		s.fail(w, r, "", e)
 		return

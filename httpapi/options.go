@@ -70,6 +70,14 @@ type Options struct {
 	// Default 16; negative disables it.
 	ConcurrentRequests int
 
+	// BodyReadTimeout is how long a request body's first bytes may take,
+	// and MinBodyRate the average rate in bytes per second the rest must
+	// keep: a body read falls behind that pace is cut off with 408 and the
+	// connection closed. Defaults 10 s and 16 KiB/s (a 32 MiB upload may
+	// take half an hour).
+	BodyReadTimeout time.Duration
+	MinBodyRate     int
+
 	// StreamWriteTimeout is how long one write of a stream may wait for a
 	// slow reader before the stream is ended and its generation
 	// cancelled. Default 30 s.
@@ -100,6 +108,8 @@ const (
 	DefaultMaxReplicas        = 4
 	DefaultMaxBatchSize       = 256
 	DefaultDeployWait         = 10 * time.Second
+	DefaultBodyReadTimeout    = 10 * time.Second
+	DefaultMinBodyRate        = 16 << 10
 )
 
 // Validate reports an option that cannot work.
@@ -120,7 +130,7 @@ func (o *Options) Validate() error {
 		"StreamWriteTimeout": int64(o.StreamWriteTimeout), "RequestTimeout": int64(o.RequestTimeout),
 		"MaxRunSamples": int64(o.MaxRunSamples), "MaxRunTimesteps": int64(o.MaxRunTimesteps), "MaxRunValues": int64(o.MaxRunValues),
 		"MaxRecordedValues": int64(o.MaxRecordedValues), "MaxReplicas": int64(o.MaxReplicas), "MaxBatchSize": int64(o.MaxBatchSize),
-		"DeployWait": int64(o.DeployWait),
+		"DeployWait": int64(o.DeployWait), "BodyReadTimeout": int64(o.BodyReadTimeout), "MinBodyRate": int64(o.MinBodyRate),
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("httpapi: Options.%s is negative", name))
@@ -175,6 +185,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DeployWait == 0 {
 		o.DeployWait = DefaultDeployWait
+	}
+	if o.BodyReadTimeout == 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if o.MinBodyRate == 0 {
+		o.MinBodyRate = DefaultMinBodyRate
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -61,7 +61,7 @@ func validDeploymentID(id string) bool {
 // poll; a longer load answers 201 with status "loading".
 func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request) {
 	principal := info(r).principal
-	body, e := readBody(w, r, s.opts.MaxBodyBytes)
+	body, e := s.readBody(w, r, s.opts.MaxBodyBytes)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -218,7 +218,7 @@ type runResponse struct {
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	ri := info(r)
 	fail := func(e *Error) { s.fail(w, r, "", e) }
-	body, e := readBody(w, r, s.runBodyLimit())
+	body, e := s.readBody(w, r, s.runBodyLimit())
 	if e != nil {
 		fail(e)
 		return

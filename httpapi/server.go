@@ -93,7 +93,21 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("not_found", "no route %s %s", r.Method, r.URL.Path))
 	})
-	return chain(mux, s.requestID, s.recoverPanics, s.cors)
+	return chain(mux, s.requestID, s.recoverPanics, s.cors, uncleanPaths)
+}
+
+// uncleanPaths answers 404 in the API's shape for a path that is not
+// clean (/v1//models, /v1/./models): the mux would redirect it with an
+// HTML body, which no API client expects.
+func uncleanPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") {
+			writeError(w, notFound("not_found", "no route %s %s (the path is not clean)", r.Method, p))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // patternPath turns the endpoint names' {model_id} into mux wildcards.
@@ -300,17 +314,17 @@ func (s *Server) endpoint(name string, next http.Handler) http.Handler {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hasQueryKey(r) {
-			writeError(w, errQueryKey)
+			refuse(w, r, errQueryKey)
 			return
 		}
 		key, ok := bearer(r)
 		if !ok {
-			writeError(w, errAuth)
+			refuse(w, r, errAuth)
 			return
 		}
 		principal, ok := s.opts.KeyStore.Principal(key)
 		if !ok {
-			writeError(w, errAuth)
+			refuse(w, r, errAuth)
 			return
 		}
 		ri := info(r)
@@ -328,6 +342,27 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuse answers a request that failed authentication. Its body is never
+// read: the response asks for the connection to close, so that the
+// server does not drain what an unauthenticated client sends (or
+// trickles).
+func refuse(w http.ResponseWriter, r *http.Request, e *Error) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="neuro"`)
+	if r.ContentLength != 0 {
+		abandonBody(w)
+	}
+	writeError(w, e)
+}
+
+// abandonBody makes the server close the connection after the response
+// instead of reading the rest of the request body to reuse it: net/http
+// drains up to 256 KiB of an unread body, which a client that trickles it
+// could stretch without end.
+func abandonBody(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 func checkContentType(r *http.Request) *Error {

@@ -1,0 +1,137 @@
+package httpapi
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	goruntime "runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// rawRequest writes head and then body (slowly, when trickle is set) on a
+// fresh connection to srv, and returns the response and how long it took.
+func rawRequest(t *testing.T, srv *httptest.Server, head, body string, trickle time.Duration) (*http.Response, time.Duration) {
+	t.Helper()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	start := time.Now()
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for i := 0; i < len(body); i++ {
+			if _, err := conn.Write([]byte{body[i]}); err != nil {
+				return
+			}
+			time.Sleep(trickle)
+		}
+	}()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no response: %v", err)
+	}
+	resp.Body.Close()
+	return resp, time.Since(start)
+}
+
+// A body trickled a byte at a time is cut off once it falls behind the
+// minimum rate: 408 and a closed connection, after about
+// BodyReadTimeout, not after the client gives up.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), &Options{BodyReadTimeout: 200 * time.Millisecond, MinBodyRate: 1000})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	head := "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + keyAlice +
+		"\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+	resp, took := rawRequest(t, srv, head, strings.Repeat(" ", 100000), 50*time.Millisecond)
+	if resp.StatusCode != 408 || !resp.Close {
+		t.Fatalf("status %d, close %v", resp.StatusCode, resp.Close)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("held for %v", took)
+	}
+	t.Logf("a body trickled at 20 bytes/s was cut off after %v", took.Round(time.Millisecond))
+}
+
+// An unauthenticated request is answered without reading its body, and
+// its connection is closed rather than drained.
+func TestUnauthenticatedBodyIsNotRead(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), nil)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	head := "POST /v1/compile HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n"
+	resp, took := rawRequest(t, srv, head, "{", time.Second)
+	if resp.StatusCode != 401 || !resp.Close || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Fatalf("status %d, close %v, WWW-Authenticate %q", resp.StatusCode, resp.Close, resp.Header.Get("WWW-Authenticate"))
+	}
+	if took > time.Second {
+		t.Fatalf("answered after %v", took)
+	}
+	w := do(s, "GET", "/v1/models", "", nil)
+	if w.Header().Get("WWW-Authenticate") == "" {
+		t.Error("a 401 without WWW-Authenticate")
+	}
+}
+
+func TestUncleanPathsAnswerJSON(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), nil)
+	for _, p := range []string{"/v1//models", "/v1/./models", "/v1/x/../models", "//health"} {
+		w := do(s, "GET", p, keyAlice, nil)
+		if w.Code != 404 || !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
+			t.Errorf("%s: %d %s %s", p, w.Code, w.Header().Get("Content-Type"), w.Body)
+		}
+	}
+}
+
+// A hundred slow connections are all cut off, and no goroutine is left
+// behind holding one.
+func TestManySlowBodies(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), &Options{BodyReadTimeout: 100 * time.Millisecond, MinBodyRate: 1000, ConcurrentRequests: -1})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	before := goroutines()
+	done := make(chan int, 100)
+	for i := 0; i < 100; i++ {
+		go func() {
+			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				done <- 0
+				return
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 1000\r\n\r\n{", keyAlice)
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				done <- 0
+				return
+			}
+			done <- resp.StatusCode
+		}()
+	}
+	for i := 0; i < 100; i++ {
+		if code := <-done; code != 408 {
+			t.Fatalf("connection %d: status %d", i, code)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for goroutines() > before+5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if after := goroutines(); after > before+5 {
+		t.Errorf("goroutines %d before, %d after", before, after)
+	}
+}
+
+func goroutines() int { return goruntime.NumGoroutine() }
