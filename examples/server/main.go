@@ -38,6 +38,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -69,10 +70,15 @@ type config struct {
 	addr, data, device string
 	mock               bool
 	keys               map[string]string
+	origins            []string
 }
 
 func main() {
-	if err := run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	err := run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h printed the usage: not a failure
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
 	}
@@ -85,8 +91,15 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*config
 	fs.BoolVar(&c.mock, "mock", false, "answer without running models (deterministic text, real token counts)")
 	fs.StringVar(&c.data, "data", "", "directory that keeps compiled networks across restarts")
 	fs.StringVar(&c.device, "device", "cpu", "device for the built-in models: "+strings.Join(hal.Devices(), ", "))
+	cors := fs.String("cors", getenv("NEURO_CORS_ORIGINS"), "comma-separated browser origins allowed to call the API (\"*\" for any; default NEURO_CORS_ORIGINS, else none)")
+	fs.SetOutput(stdout)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	for _, o := range strings.Split(*cors, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.origins = append(c.origins, o)
+		}
 	}
 	if !slices.Contains(hal.Devices(), c.device) {
 		return nil, fmt.Errorf("-device %q: not one of %s", c.device, strings.Join(hal.Devices(), ", "))
@@ -149,7 +162,7 @@ func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (
 		rt.Close()
 		return nil, nil, err
 	}
-	srv, err := httpapi.New(rt, &httpapi.Options{Keys: c.keys, Mock: c.mock, Logger: log, Metrics: prom.New()})
+	srv, err := httpapi.New(rt, &httpapi.Options{Keys: c.keys, Mock: c.mock, Logger: log, Metrics: prom.New(), AllowedOrigins: c.origins})
 	if err != nil {
 		rt.Close()
 		return nil, nil, err
@@ -178,8 +191,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		// No WriteTimeout: streams are long; each stream write has its own
-		// deadline (httpapi.Options.StreamWriteTimeout).
+		MaxHeaderBytes:    64 << 10,
+		// No ReadTimeout or WriteTimeout: uploads and streams are long.
+		// Bodies have a deadline that moves with a minimum rate
+		// (httpapi.Options.BodyReadTimeout, MinBodyRate), and each stream
+		// write its own (StreamWriteTimeout).
 	}
 	fmt.Fprintf(stdout, "Serving on http://%s (OpenAI base URL http://%s/v1)\n", ln.Addr(), ln.Addr())
 	errc := make(chan error, 1)

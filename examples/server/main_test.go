@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -126,5 +128,99 @@ func call(t *testing.T, method, url, key, body string, v any) (int, []byte) {
 func TestUnknownDevice(t *testing.T) {
 	if _, err := parse([]string{"-device", "tpu"}, env(nil), io.Discard); err == nil {
 		t.Fatal("unknown device accepted")
+	}
+}
+
+func TestHelpIsNotAnError(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-h"}, env(nil), &out, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	if !strings.Contains(out.String(), "-cors") {
+		t.Errorf("usage %q", out.String())
+	}
+}
+
+// TestCORSFlag: -cors admits a browser origin; the preflight succeeds.
+func TestCORSFlag(t *testing.T) {
+	c, err := parse([]string{"-mock", "-cors", "https://app.example, http://localhost:5173"}, env(map[string]string{"NEURO_API_KEYS": "k"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := start(t, c, io.Discard)
+	req, _ := http.NewRequest("OPTIONS", srv.URL+"/v1/chat/completions", nil)
+	req.Header.Set("Origin", "http://localhost:5173")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" {
+		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// TestDeviceFlagAgrees: with -device xylo, every model the chip cannot
+// hold runs on cpu beside it; the start-up message says so, and the
+// model list, the deployments and /health agree with what runs.
+func TestDeviceFlagAgrees(t *testing.T) {
+	var out bytes.Buffer
+	c, err := parse([]string{"-mock", "-device", "xylo"}, env(map[string]string{"NEURO_API_KEYS": "k"}), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := start(t, c, &out)
+	var deps struct {
+		Data []struct {
+			ID, Model, Status string
+		}
+	}
+	if code, body := call(t, "GET", srv.URL+"/v1/deployments", "k", "", &deps); code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	served := map[string]bool{}
+	for _, d := range deps.Data {
+		served[d.Model] = true
+		if !strings.Contains(out.String(), d.ID) {
+			t.Errorf("deployment %s is not in the start-up message %q", d.ID, out.String())
+		}
+	}
+	var models struct{ Data []struct{ ID string } }
+	call(t, "GET", srv.URL+"/v1/models", "k", "", &models)
+	for _, m := range models.Data {
+		if !served[m.ID] {
+			t.Errorf("%s is listed but not deployed", m.ID)
+		}
+		if !strings.Contains(out.String(), m.ID+"-xylo") && !strings.Contains(out.String(), m.ID+" does not fit xylo, so it runs on cpu") {
+			t.Errorf("the start-up message does not say where %s runs: %q", m.ID, out.String())
+		}
+	}
+	var health struct{ Status string }
+	if code, _ := call(t, "GET", srv.URL+"/health", "", "", &health); code != 200 || health.Status != "ok" {
+		t.Errorf("health %d %+v", code, health)
+	}
+}
+
+// TestDigitsClassifier: the built-in classifier answers on cpu and
+// loihi; an 8×8 image of a zero is a zero.
+func TestDigitsClassifier(t *testing.T) {
+	c, err := parse(nil, env(map[string]string{"NEURO_API_KEYS": "k"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := start(t, c, io.Discard)
+	// sklearn's first digit, a 0, pixel/16.
+	zero := `[0,0,0.3125,0.8125,0.5625,0.0625,0,0,0,0,0.8125,0.9375,0.625,0.9375,0.3125,0,0,0.1875,0.9375,0.125,0,0.6875,0.5,0,0,0.25,0.75,0,0,0.5,0.5,0,0,0.3125,0.5,0,0,0.5625,0.5,0,0,0.25,0.6875,0,0.0625,0.75,0.4375,0,0,0.125,0.875,0.3125,0.625,0.75,0,0,0,0,0.375,0.8125,0.625,0,0,0]`
+	for _, dep := range []string{"neuro-1-digits-cpu", "neuro-1-digits-loihi"} {
+		var r struct {
+			Outputs []struct {
+				Prediction  int       `json:"prediction"`
+				SpikeCounts []float64 `json:"spike_counts"`
+			} `json:"outputs"`
+		}
+		if code, body := call(t, "POST", srv.URL+"/v1/deployments/"+dep+"/run", "k", `{"inputs":[`+zero+`]}`, &r); code != 200 || r.Outputs[0].Prediction != 0 {
+			t.Fatalf("%s: %d %s", dep, code, body)
+		}
 	}
 }
