@@ -445,6 +445,17 @@ func (w *netWorker) run() {
 	}
 }
 
+// needState reports whether a sample stepped now records its membrane or
+// ends (its final state).
+func (w *netWorker) needState() bool {
+	for i, s := range w.slots {
+		if s != nil && (w.on == nil || w.on[i]) && (s.membrane || s.t+1 == s.steps) {
+			return true
+		}
+	}
+	return false
+}
+
 func (w *netWorker) release(err error) {
 	for i, s := range w.slots {
 		if s != nil {
@@ -505,7 +516,7 @@ func (w *netWorker) step() error {
 	}
 	y := w.inst.Output(0)
 	var state []float32
-	if w.sim != nil && w.probe != "" {
+	if w.sim != nil && w.probe != "" && w.needState() {
 		state, _ = w.sim.State(w.stateBuf, w.probe, snn.VarV)
 		w.stateBuf = state
 	}

@@ -279,7 +279,16 @@ func (s *Simulator) Step(inputs ...[]float32) error {
 			}
 		}
 		for i, in := range inputs {
-			copy(s.inputs[i].out, in)
+			n := s.inputs[i]
+			if s.slotOn == nil {
+				copy(n.out, in)
+				continue
+			}
+			for slot, on := range s.slotOn { // idle slots keep their outputs
+				if on {
+					copy(n.out[slot*n.n:(slot+1)*n.n], in[slot*n.n:(slot+1)*n.n])
+				}
+			}
 		}
 	}
 	// The counters live in the simulator: a local passed to an interface
@@ -408,12 +417,18 @@ func (s *Simulator) eventList(src source, dst *simNode, slot int) ([]int32, bool
 	return n.active[slot], true
 }
 
-// scanActive fills n.active for every slot by scanning n.out, once per step.
+// scanActive fills n.active for every stepped slot by scanning n.out,
+// once per step. An idle slot (SetActive) keeps its list: its outputs have
+// not changed since it was last scanned, and a deployment with a large
+// batch and one busy slot must not pay for the others.
 func (s *Simulator) scanActive(n *simNode) {
 	if n.activeStep == s.step {
 		return
 	}
 	for slot := 0; slot < n.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
 		n.active[slot] = scanNonZero(n.active[slot][:0], n.out[slot*n.n:(slot+1)*n.n])
 	}
 	n.activeStep = s.step
