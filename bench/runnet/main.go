@@ -141,7 +141,7 @@ func run(ctx context.Context, dir string, budget time.Duration) error {
 		return err
 	}
 	out := map[string]any{
-		"network": "700-256-20 Leaky (snnTorch), 100 timesteps, 5% input spikes as events",
+		"network":       "700-256-20 Leaky (snnTorch), 100 timesteps, 5% input spikes as events",
 		"output_counts": total, "output_counts_differing": differ, "largest_difference": worst,
 		"samples_per_second_batch1": one, "samples_per_second_full_batch": full, "batch": ref.Batch,
 		"snntorch": ref.Library, "snntorch_threads": ref.Threads,
