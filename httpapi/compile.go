@@ -1,12 +1,16 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime"
@@ -68,17 +72,45 @@ func (s *Server) compileBodyLimit() int64 {
 }
 
 func (s *Server) handleCompile(w http.ResponseWriter, r *http.Request) {
-	body, e := s.readBody(w, r, s.compileBodyLimit())
+	limit := s.compileBodyLimit()
+	hold := limit
+	if r.ContentLength >= 0 && r.ContentLength < limit {
+		hold = r.ContentLength
+	}
+	hold = min(hold, s.opts.CompileMemory)
+	if e := s.acquire(r, s.compileBytes, hold); e != nil {
+		abandonBody(w)
+		writeError(w, e)
+		return
+	}
+	defer s.compileBytes.Release(hold)
+	body, e := s.readBody(w, r, limit)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
+	if e := s.acquire(r, s.compiles, 1); e != nil {
+		writeError(w, e)
+		return
+	}
+	defer s.compiles.Release(1)
 	res, e := s.compile(r, body, info(r).principal)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// acquire takes n of sem for a compile, waiting up to CompileWait.
+func (s *Server) acquire(r *http.Request, sem *semaphore.Weighted, n int64) *Error {
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.CompileWait)
+	defer cancel()
+	if err := sem.Acquire(ctx, n); err != nil {
+		return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "overloaded", RetryAfter: 2 * time.Second,
+			Message: "the server is compiling as much as it can at once; try again shortly"}
+	}
+	return nil
 }
 
 // decodeModelFile decodes standard base64 with optional padding. The

@@ -135,3 +135,64 @@ func TestManySlowBodies(t *testing.T) {
 }
 
 func goroutines() int { return goruntime.NumGoroutine() }
+
+// Compiles beyond the server-wide budget wait, then get 503 with
+// Retry-After rather than piling up.
+func TestCompileBudgetRefusesWithRetryAfter(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), &Options{CompileConcurrency: 1, CompileWait: 50 * time.Millisecond})
+	if !s.compiles.TryAcquire(1) {
+		t.Fatal("no slot")
+	}
+	w := do(s, "POST", "/v1/compile", keyAlice, compileBody("onnx", readFixture(t, "compile/testdata/digits/mlp.onnx"), ""))
+	checkError(t, w, 503, typeServer, "overloaded", "")
+	if w.Header().Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+	s.compiles.Release(1)
+	if w := do(s, "POST", "/v1/compile", keyAlice, compileBody("onnx", readFixture(t, "compile/testdata/digits/mlp.onnx"), "")); w.Code != 200 {
+		t.Fatalf("after the slot is free: %d %s", w.Code, w.Body)
+	}
+}
+
+// Sixteen concurrent compiles of a deflated bomb (a small upload whose
+// entries declare 64 MiB each) are refused from the zip directory: the
+// heap never holds what they declare.
+func TestConcurrentBombsStayBounded(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), &Options{MaxCompileBytes: 4 << 20, ConcurrentRequests: -1})
+	bomb := compileBody("pytorch", zipBomb(t, 64<<20), "")
+	goruntime.GC()
+	var before goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	stop := make(chan struct{})
+	sampled := make(chan uint64)
+	go func() {
+		var m goruntime.MemStats
+		high := uint64(0)
+		for {
+			select {
+			case <-stop:
+				sampled <- high
+				return
+			case <-time.After(time.Millisecond):
+				goruntime.ReadMemStats(&m)
+				high = max(high, m.HeapInuse)
+			}
+		}
+	}()
+	codes := make(chan int, 16)
+	for i := 0; i < 16; i++ {
+		go func() { codes <- do(s, "POST", "/v1/compile", keyAlice, bomb).Code }()
+	}
+	for i := 0; i < 16; i++ {
+		if c := <-codes; c != 400 {
+			t.Errorf("a bomb got %d", c)
+		}
+	}
+	close(stop)
+	high := <-sampled
+	grew := int64(high) - int64(before.HeapInuse)
+	t.Logf("16 concurrent 64 MiB bombs: heap in use grew by %d MiB at most", grew>>20)
+	if grew > 64<<20 {
+		t.Errorf("heap grew by %d MiB", grew>>20)
+	}
+}

@@ -46,6 +46,17 @@ type Options struct {
 	// this many tokens.
 	MaxTokens int
 
+	// CompileConcurrency is how many compiles (import, conversion,
+	// compile) run at once, server-wide; CompileMemory bounds the bytes
+	// of compile requests in flight (bodies as declared, or their limit
+	// when undeclared). A compile waits up to CompileWait for both, then
+	// gets 503 with Retry-After. Defaults 2, 256 MiB and 10 s: with the
+	// importers' own bound (4 × MaxCompileBytes of tensor data each), a
+	// flood of hostile uploads holds well under 1 GiB.
+	CompileConcurrency int
+	CompileMemory      int64
+	CompileWait        time.Duration
+
 	// MaxRunSamples bounds the samples of one run. Default 256.
 	MaxRunSamples int
 	// MaxRunTimesteps bounds one sample's timesteps. Default 10,000.
@@ -109,6 +120,9 @@ const (
 	DefaultMaxBatchSize       = 256
 	DefaultDeployWait         = 10 * time.Second
 	DefaultBodyReadTimeout    = 10 * time.Second
+	DefaultCompileConcurrency = 2
+	DefaultCompileMemory      = 256 << 20
+	DefaultCompileWait        = 10 * time.Second
 	DefaultMinBodyRate        = 16 << 10
 )
 
@@ -130,7 +144,7 @@ func (o *Options) Validate() error {
 		"StreamWriteTimeout": int64(o.StreamWriteTimeout), "RequestTimeout": int64(o.RequestTimeout),
 		"MaxRunSamples": int64(o.MaxRunSamples), "MaxRunTimesteps": int64(o.MaxRunTimesteps), "MaxRunValues": int64(o.MaxRunValues),
 		"MaxRecordedValues": int64(o.MaxRecordedValues), "MaxReplicas": int64(o.MaxReplicas), "MaxBatchSize": int64(o.MaxBatchSize),
-		"DeployWait": int64(o.DeployWait), "BodyReadTimeout": int64(o.BodyReadTimeout), "MinBodyRate": int64(o.MinBodyRate),
+		"DeployWait": int64(o.DeployWait), "CompileConcurrency": int64(o.CompileConcurrency), "CompileMemory": o.CompileMemory, "CompileWait": int64(o.CompileWait), "BodyReadTimeout": int64(o.BodyReadTimeout), "MinBodyRate": int64(o.MinBodyRate),
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("httpapi: Options.%s is negative", name))
@@ -185,6 +199,13 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DeployWait == 0 {
 		o.DeployWait = DefaultDeployWait
+	}
+	if o.CompileConcurrency == 0 {
+		o.CompileConcurrency = DefaultCompileConcurrency
+	}
+	def(&o.CompileMemory, DefaultCompileMemory)
+	if o.CompileWait == 0 {
+		o.CompileWait = DefaultCompileWait
 	}
 	if o.BodyReadTimeout == 0 {
 		o.BodyReadTimeout = DefaultBodyReadTimeout

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // Server serves API.md over a runtime. It is an http.Handler; mount it on
@@ -21,6 +23,9 @@ type Server struct {
 	handler http.Handler
 	lim     *limiter
 	infos   *modelInfos
+	// compiles and compileBytes bound compiles server-wide: how many run,
+	// and the bytes their requests hold.
+	compiles, compileBytes *semaphore.Weighted
 }
 
 // New returns a Server over be, usually a *runtime.Runtime.
@@ -36,7 +41,8 @@ func New(be Backend, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	o = o.withDefaults()
-	s := &Server{be: be, opts: o, log: o.Logger, lim: newLimiter(o.RequestsPerMinute, o.ConcurrentRequests, o.Now), infos: newModelInfos()}
+	s := &Server{be: be, opts: o, log: o.Logger, lim: newLimiter(o.RequestsPerMinute, o.ConcurrentRequests, o.Now), infos: newModelInfos(),
+		compiles: semaphore.NewWeighted(int64(o.CompileConcurrency)), compileBytes: semaphore.NewWeighted(o.CompileMemory)}
 	s.handler = s.routes()
 	return s, nil
 }

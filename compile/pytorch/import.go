@@ -1,7 +1,6 @@
 package pytorch
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -88,10 +87,7 @@ func Import(r io.ReaderAt, size int64, opts *compile.ImportOptions) (g *snn.Grap
 	}
 	f, err := Open(r, size, &Options{Limits: lim})
 	if err != nil {
-		if errors.Is(err, ErrUnsupported) {
-			return nil, nil, fmt.Errorf("%w: %w", compile.ErrUnsupported, err)
-		}
-		return nil, nil, err
+		return nil, nil, err // ErrUnsupported matches compile.ErrUnsupported
 	}
 	im := &importer{o: o, rep: &compile.ImportReport{Format: "pytorch"}, budget: o.MaxBytes}
 	var layers []*layer

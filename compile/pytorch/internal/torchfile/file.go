@@ -3,6 +3,7 @@ package torchfile
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -93,6 +94,35 @@ func (m *ModuleInfo) Hyperparameter(name string) (any, bool) {
 
 var zipMagic = []byte("PK\x03\x04")
 
+// scanLegacy runs the safe unpickler over the pickles at the start of a
+// legacy torch.save file (magic number, protocol, system information,
+// the object), so that a hostile one is reported as forbidden, like a
+// zip archive's, rather than only as an unsupported format. It builds
+// nothing but allowlisted values and calls nothing; a pickle it cannot
+// read ends the scan.
+func scanLegacy(r io.ReaderAt, size int64, o Options) error {
+	data := make([]byte, min(size, o.Limits.MaxPickleBytes))
+	if n, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
+		return fmt.Errorf("pytorch: reading: %w", err)
+	} else {
+		data = data[:n]
+	}
+	for off, k := 0, 0; k < 4 && off < len(data); k++ {
+		u := newUnpickler(data[off:], "", o, nil)
+		_, err := u.run()
+		var fe *ForbiddenClassError
+		if errors.As(err, &fe) {
+			fe.Offset += int64(off)
+			return fe
+		}
+		if err != nil {
+			return nil
+		}
+		off += u.pos
+	}
+	return nil
+}
+
 // Open reads a file written by torch.save (PyTorch 1.6 or later, the zip
 // format) or torch.jit.save. It reads and checks the container and the
 // pickles but no tensor data: tensors read their elements when asked.
@@ -118,6 +148,9 @@ func Open(r io.ReaderAt, size int64, opts *Options) (f *File, err error) {
 	}
 	if !bytes.Equal(head, zipMagic) {
 		if len(head) > 0 && head[0] == opProto {
+			if err := scanLegacy(r, size, o); err != nil {
+				return nil, err
+			}
 			return nil, fmt.Errorf("%w: legacy (pre-1.6, non-zip) torch.save format; re-save with a current torch.save", ErrUnsupported)
 		}
 		return nil, fmt.Errorf("%w: not a zip archive (no PK signature)", ErrFormat)

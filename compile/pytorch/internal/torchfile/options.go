@@ -26,9 +26,10 @@ type Limits struct {
 	// MaxEntryBytes is the largest uncompressed size of any other zip entry.
 	// Default 16 GiB.
 	MaxEntryBytes int64
-	// MaxInflateBytes is the largest deflate-compressed entry inflated into
-	// memory (torch stores entries uncompressed; zip tools may not). Default
-	// 1 GiB.
+	// MaxInflateBytes bounds what deflate-compressed entries may inflate
+	// to in memory, all of them together, checked on the sizes the
+	// archive declares before any is inflated (torch stores entries
+	// uncompressed; zip tools may not). Default 1 GiB.
 	MaxInflateBytes int64
 	// MaxTensorElements is the most elements one tensor may have, checked when
 	// the pickle is read, before anything is allocated. Default 1<<30.

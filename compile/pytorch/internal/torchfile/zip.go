@@ -114,7 +114,17 @@ func openArchive(r io.ReaderAt, size int64, l Limits) (*archive, error) {
 		name       string
 	}
 	var regions []region
+	var inflate uint64 // declared sizes of the deflated entries, in all
 	for _, f := range zr.File {
+		if f.Method == zip.Deflate {
+			inflate += min(f.UncompressedSize64, 1<<62)
+			if inflate > uint64(l.MaxInflateBytes) {
+				// Checked on the central directory, before any entry is
+				// inflated: archive/zip refuses an entry that inflates past
+				// the size it declares.
+				return nil, &ZipError{Entry: f.Name, Err: &LimitError{Limit: "MaxInflateBytes (all deflated entries)", Value: int64(min(inflate, 1<<62)), Max: l.MaxInflateBytes}}
+			}
+		}
 		if err := a.checkName(f.Name); err != nil {
 			return nil, &ZipError{Entry: f.Name, Err: err}
 		}
