@@ -8,7 +8,6 @@ import (
 	"github.com/neuro-go/neuro/compile"
 )
 
-
 // Sentinel errors. The typed errors below wrap them, so callers can branch with
 // errors.Is whatever the detail.
 var (
