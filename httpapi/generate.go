@@ -24,6 +24,13 @@ func (s *Server) handleDeploymentChat(w http.ResponseWriter, r *http.Request) {
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, model string, e *Error) {
 	ri := info(r)
 	writeError(w, e)
+	// Only a model the caller may use names a by_model entry: a request
+	// for gpt-4 is an error of no model.
+	if m, err := s.lookupModel(model, ri.principal); err == nil {
+		model = m.ID
+	} else {
+		model = ""
+	}
 	if ri.principal != "" && !ri.recorded {
 		ri.recorded = true
 		s.be.Telemetry().RecordError(ri.principal, ri.endpoint, model, s.opts.Now().Sub(ri.start))

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -194,5 +195,20 @@ func TestConcurrentBombsStayBounded(t *testing.T) {
 	t.Logf("16 concurrent 64 MiB bombs: heap in use grew by %d MiB at most", grew>>20)
 	if grew > 64<<20 {
 		t.Errorf("heap grew by %d MiB", grew>>20)
+	}
+}
+
+// A request for a model that does not exist is counted as an error, but
+// names no by_model entry.
+func TestUnknownModelMakesNoTelemetryEntry(t *testing.T) {
+	s := newTestServer(t, newTestRuntime(t, nil, 2), nil)
+	checkError(t, do(s, "POST", "/v1/chat/completions", keyAlice, `{"model":"gpt-4","messages":[{"role":"user","content":"hi"}]}`), 404, typeNotFound, "model_not_found", "")
+	var tel struct {
+		Requests struct{ Errors int }
+		ByModel  map[string]any `json:"by_model"`
+	}
+	json.Unmarshal(do(s, "GET", "/v1/telemetry", keyAlice, nil).Body.Bytes(), &tel)
+	if tel.Requests.Errors != 1 || tel.ByModel["gpt-4"] != nil {
+		t.Errorf("telemetry %+v", tel)
 	}
 }

@@ -406,17 +406,7 @@ func (w *worker) tick() error {
 			return err
 		}
 	}
-	delta := w.inst.Counters()
-	share := 1 / float64(active)
-	st := Stats{
-		Timesteps:     int64(w.steps),
-		Spikes:        float64(delta.Spikes-before.Spikes) * share,
-		SynapticOps:   float64(delta.SynapticOps-before.SynapticOps) * share,
-		NeuronUpdates: float64(delta.NeuronUpdates-before.NeuronUpdates) * share,
-	}
-	e := w.target.Energy
-	st.EnergyMicrojoule = (st.NeuronUpdates*e.NeuronUpdatePJ + st.Spikes*e.SpikePJ + st.SynapticOps*e.SynapticOpPJ +
-		float64(w.steps)*e.StaticPerStepPJ*share) * 1e-6
+	st := stepStats(before, w.inst.Counters(), w.steps, active, w.target)
 	out := w.inst.Output(0)
 	for i, s := range w.slots {
 		if s == nil || (w.on != nil && !w.on[i]) {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/snn"
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
@@ -103,9 +105,29 @@ type Stats struct {
 	Spikes           float64
 	SynapticOps      float64
 	NeuronUpdates    float64
+	// SpikingUpdates are the updates of neurons that can fire: spikes
+	// divided by these is the spike rate.
+	SpikingUpdates   float64
 	EnergyMicrojoule float64
 	TimeToFirstToken time.Duration
 	Latency          time.Duration
+}
+
+// stepStats prices the counters of steps shared by active slots with the
+// target's energy model: each slot's equal share.
+func stepStats(before, after snn.Counters, steps, active int, t compile.Target) Stats {
+	share := 1 / float64(active)
+	st := Stats{
+		Timesteps:      int64(steps),
+		Spikes:         float64(after.Spikes-before.Spikes) * share,
+		SynapticOps:    float64(after.SynapticOps-before.SynapticOps) * share,
+		NeuronUpdates:  float64(after.NeuronUpdates-before.NeuronUpdates) * share,
+		SpikingUpdates: float64(after.SpikingUpdates-before.SpikingUpdates) * share,
+	}
+	e := t.Energy
+	st.EnergyMicrojoule = (st.NeuronUpdates*e.NeuronUpdatePJ + st.Spikes*e.SpikePJ + st.SynapticOps*e.SynapticOpPJ +
+		float64(steps)*e.StaticPerStepPJ*share) * 1e-6
+	return st
 }
 
 // Generate runs a request to completion, calling fn (if not nil) with each
@@ -345,6 +367,7 @@ func (s *Stats) add(o Stats) {
 	s.Spikes += o.Spikes
 	s.SynapticOps += o.SynapticOps
 	s.NeuronUpdates += o.NeuronUpdates
+	s.SpikingUpdates += o.SpikingUpdates
 	s.EnergyMicrojoule += o.EnergyMicrojoule
 }
 
@@ -506,8 +529,12 @@ func (s *seq) advance(logits []float32) bool {
 			return true
 		}
 	}
-	piece, _ := s.decoder.Next(id)
-	s.text.WriteString(piece)
+	// A special token (a chat turn marker, say) counts as a token but is
+	// never text: neither returned nor matched against stop sequences.
+	if !s.model.Tokenizer.IsSpecial(id) {
+		piece, _ := s.decoder.Next(id)
+		s.text.WriteString(piece)
+	}
 	if s.req.Logprobs {
 		s.pending = append(s.pending, lp)
 	}

@@ -314,3 +314,19 @@ func TestTelemetryScopesByPrincipal(t *testing.T) {
 		t.Fatal("negative window accepted")
 	}
 }
+
+// TestSpecialTokensAreNotText: a completion that samples a special token
+// (here forced by logit_bias) counts it, but its text never appears.
+func TestSpecialTokensAreNotText(t *testing.T) {
+	rt := newTestRuntime(t, 2, nil)
+	user, ok := testTok.SpecialID("<|user|>")
+	if !ok {
+		t.Skip("the tokenizer has no <|user|>")
+	}
+	res := gen(t, rt, &Request{Model: "test-lm", Prompt: "Once", MaxTokens: 3,
+		Sampling: Sampling{LogitBias: map[int]float64{user: 100}}})
+	c := res.Choices[0]
+	if len(c.Tokens) != 3 || c.Tokens[0] != user || strings.Contains(c.Text, "<|") {
+		t.Fatalf("tokens %v text %q", c.Tokens, c.Text)
+	}
+}

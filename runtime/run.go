@@ -90,6 +90,7 @@ type RunUsage struct {
 	Spikes           float64
 	SynapticOps      float64
 	NeuronUpdates    float64
+	SpikingUpdates   float64
 	EnergyMicrojoule float64
 	// DeviceTime is the device's own time for the steps: the latency
 	// model of a chip, or the time the CPU simulator took.
@@ -156,6 +157,7 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 		u.Spikes += s.stats.Spikes
 		u.SynapticOps += s.stats.SynapticOps
 		u.NeuronUpdates += s.stats.NeuronUpdates
+		u.SpikingUpdates += s.stats.SpikingUpdates
 		u.EnergyMicrojoule += s.stats.EnergyMicrojoule
 		u.DeviceTime += s.deviceTime
 	}
@@ -499,17 +501,8 @@ func (w *netWorker) step() error {
 		return err
 	}
 	took := time.Since(t0)
-	delta := w.inst.Counters()
-	share := 1 / float64(active)
 	target := w.d.Device.Target
-	st := Stats{
-		Timesteps:     1,
-		Spikes:        float64(delta.Spikes-before.Spikes) * share,
-		SynapticOps:   float64(delta.SynapticOps-before.SynapticOps) * share,
-		NeuronUpdates: float64(delta.NeuronUpdates-before.NeuronUpdates) * share,
-	}
-	e := target.Energy
-	st.EnergyMicrojoule = (st.NeuronUpdates*e.NeuronUpdatePJ + st.Spikes*e.SpikePJ + st.SynapticOps*e.SynapticOpPJ + e.StaticPerStepPJ*share) * 1e-6
+	st := stepStats(before, w.inst.Counters(), 1, active, target)
 	devTime := took / time.Duration(active)
 	if w.d.Device.Kind != hal.KindCPU && target.Latency.PerStepNS > 0 {
 		devTime = time.Duration(target.Latency.PerStepNS)

@@ -46,7 +46,7 @@ type Options struct {
 	// 4 × the deployment's total batch.
 	QueueDepth int
 	// TelemetryRecords bounds the request records kept for windowed
-	// telemetry. Default 100,000.
+	// telemetry, per caller (principal). Default 20,000.
 	TelemetryRecords int
 	// MaxPendingEvents bounds the events a streamed sequence may have
 	// produced that its caller has not yet taken; past it the sequence
@@ -139,7 +139,7 @@ func New(opts *Options) *Runtime {
 		o.Now = time.Now
 	}
 	if o.TelemetryRecords == 0 {
-		o.TelemetryRecords = 100_000
+		o.TelemetryRecords = 20_000
 	}
 	if o.MaxPendingEvents == 0 {
 		o.MaxPendingEvents = 256

@@ -8,17 +8,33 @@ import (
 	"time"
 )
 
-// Telemetry keeps a record of every request, in a bounded ring, plus
-// running totals since start, and answers windowed, filtered summaries.
-// Recording is O(1) under one mutex; summaries sort the selected records.
+// Telemetry keeps a record of every request in a bounded ring per
+// caller, so that a busy caller never pushes out another's history, and
+// answers windowed, filtered summaries. Recording is O(1) under one
+// mutex; summaries sort the selected records.
 type Telemetry struct {
-	mu      sync.Mutex
-	now     func() time.Time
-	start   time.Time
-	ring    []requestRecord
-	next    int
-	full    bool
-	dropped int64
+	mu    sync.Mutex
+	now   func() time.Time
+	start time.Time
+	size  int // records kept per caller
+	rings map[string]*ring
+}
+
+// ring is one caller's most recent records.
+type ring struct {
+	recs []requestRecord
+	next int
+	full bool
+}
+
+func (r *ring) add(rec requestRecord, size int) {
+	if len(r.recs) < size && !r.full {
+		r.recs = append(r.recs, rec) // grows with use: idle callers cost little
+		return
+	}
+	r.full = true
+	r.recs[r.next] = rec
+	r.next = (r.next + 1) % len(r.recs)
 }
 
 type requestRecord struct {
@@ -32,7 +48,7 @@ type requestRecord struct {
 }
 
 func newTelemetry(n int, now func() time.Time) *Telemetry {
-	return &Telemetry{now: now, start: now(), ring: make([]requestRecord, n)}
+	return &Telemetry{now: now, start: now(), size: n, rings: map[string]*ring{}}
 }
 
 func (t *Telemetry) record(req *Request, res *Result, err error, start, end time.Time) {
@@ -51,14 +67,12 @@ func (t *Telemetry) record(req *Request, res *Result, err error, start, end time
 
 func (t *Telemetry) add(rec requestRecord) {
 	t.mu.Lock()
-	if t.full {
-		t.dropped++
+	r := t.rings[rec.principal]
+	if r == nil {
+		r = &ring{}
+		t.rings[rec.principal] = r
 	}
-	t.ring[t.next] = rec
-	t.next++
-	if t.next == len(t.ring) {
-		t.next, t.full = 0, true
-	}
+	r.add(rec, t.size)
 	t.mu.Unlock()
 }
 
@@ -83,7 +97,7 @@ func (t *Telemetry) recordRun(req *RunRequest, res *RunResult, err error, start,
 		u := res.Usage
 		rec.model, rec.deployment = res.Model, res.Deployment
 		rec.stats = Stats{Timesteps: u.Timesteps, Spikes: u.Spikes, SynapticOps: u.SynapticOps,
-			NeuronUpdates: u.NeuronUpdates, EnergyMicrojoule: u.EnergyMicrojoule}
+			NeuronUpdates: u.NeuronUpdates, SpikingUpdates: u.SpikingUpdates, EnergyMicrojoule: u.EnergyMicrojoule}
 	}
 	t.add(rec)
 }
@@ -138,19 +152,25 @@ type Percentiles struct {
 }
 
 type TokenCounts struct {
-	Prompt     int     `json:"prompt"`
-	Completion int     `json:"completion"`
-	PerSecond  float64 `json:"per_second"`
+	Prompt     int `json:"prompt"`
+	Completion int `json:"completion"`
+	// PerSecond is a generation rate: completion tokens per second spent
+	// generating them (each request's time after its first token),
+	// over the requests in the window. Not tokens per second of the
+	// window, which would fall whenever the caller is idle.
+	PerSecond float64 `json:"per_second"`
 }
 
 type NeuroCounts struct {
 	Timesteps   int64   `json:"timesteps"`
 	Spikes      float64 `json:"spikes"`
 	SynapticOps float64 `json:"synaptic_ops"`
-	// SpikeRate is spikes per neuron update.
+	// SpikeRate is the fraction of spiking neurons that fired per
+	// timestep: spikes per update of a neuron that can fire (leaky
+	// integrators, which never do, are not counted).
 	SpikeRate        float64 `json:"spike_rate"`
 	EnergyMicrojoule float64 `json:"energy_estimate_uj"`
-	neuronUpdates    float64
+	spikingUpdates   float64
 }
 
 // Summarize reports the records that f selects.
@@ -160,31 +180,31 @@ func (t *Telemetry) Summarize(f Filter) (*Summary, error) {
 	}
 	now := t.now()
 	from := t.start
-	if f.Window > 0 {
-		from = now.Add(-f.Window)
+	if f.Window > 0 && now.Add(-f.Window).After(from) {
+		from = now.Add(-f.Window) // a window longer than the runtime has run starts at its start
 	}
 	t.mu.Lock()
 	var recs []requestRecord
-	n := t.next
-	if t.full {
-		n = len(t.ring)
-	}
-	oldest := now
-	for i := 0; i < n; i++ {
-		r := t.ring[i]
-		if r.at.Before(oldest) {
-			oldest = r.at
-		}
-		if r.at.Before(from) || (f.Principal != "" && r.principal != f.Principal) ||
-			(f.Model != "" && r.model != f.Model) || (f.Deployment != "" && r.deployment != f.Deployment) {
+	truncated := false
+	for principal, rg := range t.rings {
+		if f.Principal != "" && principal != f.Principal {
 			continue
 		}
-		recs = append(recs, r)
+		oldest := now
+		for _, r := range rg.recs {
+			if r.at.Before(oldest) {
+				oldest = r.at
+			}
+			if r.at.Before(from) || (f.Model != "" && r.model != f.Model) || (f.Deployment != "" && r.deployment != f.Deployment) {
+				continue
+			}
+			recs = append(recs, r)
+		}
+		truncated = truncated || rg.full && oldest.After(from)
 	}
-	truncated := t.full && oldest.After(from)
 	t.mu.Unlock()
 	s := &Summary{WindowStart: from, WindowEnd: now, ByModel: map[string]*GroupSummary{}, ByDeploy: map[string]*GroupSummary{}, Truncated: truncated}
-	s.Requests, s.LatencyMS, s.Tokens, s.Neuro = summarize(recs, now.Sub(from))
+	s.Requests, s.LatencyMS, s.Tokens, s.Neuro = summarize(recs)
 	var ttft []float64
 	for _, r := range recs {
 		if r.ttft > 0 {
@@ -201,7 +221,7 @@ func (t *Telemetry) Summarize(f Filter) (*Summary, error) {
 		}
 		for k, rs := range parts {
 			g := &GroupSummary{}
-			g.Requests, g.LatencyMS, g.Tokens, g.Neuro = summarize(rs, now.Sub(from))
+			g.Requests, g.LatencyMS, g.Tokens, g.Neuro = summarize(rs)
 			into[k] = g
 		}
 	}
@@ -212,11 +232,12 @@ func (t *Telemetry) Summarize(f Filter) (*Summary, error) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func summarize(recs []requestRecord, span time.Duration) (RequestCounts, Percentiles, TokenCounts, NeuroCounts) {
+func summarize(recs []requestRecord) (RequestCounts, Percentiles, TokenCounts, NeuroCounts) {
 	rc := RequestCounts{ByEndpoint: map[string]int{}}
 	var tc TokenCounts
 	var nc NeuroCounts
 	lat := make([]float64, 0, len(recs))
+	var generating time.Duration
 	for _, r := range recs {
 		rc.Total++
 		if r.err {
@@ -228,17 +249,20 @@ func summarize(recs []requestRecord, span time.Duration) (RequestCounts, Percent
 		lat = append(lat, ms(r.latency))
 		tc.Prompt += r.promptTokens
 		tc.Completion += r.completion
+		if r.completion > 0 && r.latency > r.ttft {
+			generating += r.latency - r.ttft
+		}
 		nc.Timesteps += r.stats.Timesteps
 		nc.Spikes += r.stats.Spikes
 		nc.SynapticOps += r.stats.SynapticOps
-		nc.neuronUpdates += r.stats.NeuronUpdates
+		nc.spikingUpdates += r.stats.SpikingUpdates
 		nc.EnergyMicrojoule += r.stats.EnergyMicrojoule
 	}
-	if span > 0 {
-		tc.PerSecond = float64(tc.Completion) / span.Seconds()
+	if generating > 0 {
+		tc.PerSecond = float64(tc.Completion) / generating.Seconds()
 	}
-	if nc.neuronUpdates > 0 {
-		nc.SpikeRate = nc.Spikes / nc.neuronUpdates
+	if nc.spikingUpdates > 0 {
+		nc.SpikeRate = nc.Spikes / nc.spikingUpdates
 	}
 	return rc, percentiles(lat), tc, nc
 }

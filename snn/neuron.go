@@ -209,6 +209,7 @@ func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
 	}
 	if op.spiking {
 		sn.activeStep = s.step
+		c.SpikingUpdates += int64(n * s.activeSlots())
 	}
 	c.NeuronUpdates += int64(n * s.activeSlots())
 }

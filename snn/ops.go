@@ -112,6 +112,8 @@ func (op *thresholdOp) step(s *Simulator, sn *simNode, c *Counters) {
 		}
 		sn.active[slot] = act
 		c.Spikes += int64(len(act))
+		c.NeuronUpdates += int64(sn.n)
+		c.SpikingUpdates += int64(sn.n)
 	}
 	sn.activeStep = s.step
 }

@@ -69,14 +69,18 @@ func (o *Options) withDefaults() (Options, error) {
 // Simulator also keeps those of the last step.
 type Counters struct {
 	Steps         int64 // time steps (each of the whole batch)
-	NeuronUpdates int64 // state updates of neuron nodes, summed over the batch
+	NeuronUpdates int64 // updates of neuron nodes (Threshold included), summed over the batch
 	Spikes        int64 // spikes emitted by spiking nodes
 	SynapticOps   int64 // weight accumulations: for each non-zero input, its fan-out
+	// SpikingUpdates are the updates of neurons that can spike: the
+	// denominator of a spike rate (leaky integrators never fire).
+	SpikingUpdates int64
 }
 
 // Add returns the sum of two counters.
 func (c Counters) Add(d Counters) Counters {
-	return Counters{c.Steps + d.Steps, c.NeuronUpdates + d.NeuronUpdates, c.Spikes + d.Spikes, c.SynapticOps + d.SynapticOps}
+	return Counters{c.Steps + d.Steps, c.NeuronUpdates + d.NeuronUpdates, c.Spikes + d.Spikes, c.SynapticOps + d.SynapticOps,
+		c.SpikingUpdates + d.SpikingUpdates}
 }
 
 // ErrInputSize is wrapped by Step when an input has the wrong length.
