@@ -101,10 +101,10 @@ type Result struct {
 // Stats is what a request cost on the device. A batch step's cost is
 // shared equally by the sequences stepped in it.
 type Stats struct {
-	Timesteps        int64
-	Spikes           float64
-	SynapticOps      float64
-	NeuronUpdates    float64
+	Timesteps     int64
+	Spikes        float64
+	SynapticOps   float64
+	NeuronUpdates float64
 	// SpikingUpdates are the updates of neurons that can fire: spikes
 	// divided by these is the spike rate.
 	SpikingUpdates   float64
