@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 
@@ -78,7 +79,18 @@ func (s *Server) record(m *runtime.Model) *modelRecord {
 	}
 	lm := m.IsLanguageModel()
 	rec.Capabilities = capabilities{Chat: lm, Completions: lm, Streaming: lm, Logprobs: lm}
-	rec.Neuromorphic = s.infos.get(m)
+	ni := *s.infos.get(m)
+	// The devices it runs on now count too: a chip that holds it only
+	// after a compile pass (neuro-1-lite folded for loihi) fails the plain
+	// partition check.
+	ni.Devices = slices.Clone(ni.Devices)
+	for _, d := range s.be.Deployments() {
+		if d.Model == m && d.Status() == runtime.StatusReady && !slices.Contains(ni.Devices, d.Device.Name) {
+			ni.Devices = append(ni.Devices, d.Device.Name)
+		}
+	}
+	slices.Sort(ni.Devices)
+	rec.Neuromorphic = &ni
 	return rec
 }
 

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime"
@@ -94,11 +93,11 @@ func digitsCard(crep *compile.Report, rep *compile.ImportReport) (runtime.Card, 
 		Synapses:     crep.Network.Synapses,
 		Training:     "compile/testdata/digits/train_digits.py: Adam (lr 2e-3), batch 32, 60 epochs, seed 0, PyTorch 1.13; 1,347 training images (train_test_split, test_size 0.25, random_state 0).",
 		License:      "Data: the UCI Optical Recognition of Handwritten Digits set as scikit-learn ships it (CC BY 4.0). Weights: the Neuro project's licence.",
-		Quality:      map[string]string{},
-		Extra:        map[string]string{"timesteps_per_sample": strconv.Itoa(DigitsTimesteps), "input": "64 values in [0, 1] (pixel/16), row-major 8×8"},
+		Quality:      map[string]float64{},
+		Extra:        map[string]any{"timesteps_per_sample": DigitsTimesteps, "input": "64 values in [0, 1] (pixel/16), row-major 8×8"},
 	}
 	if rep != nil && rep.Conversion != nil {
-		card.Extra["conversion"] = fmt.Sprintf("%+v", *rep.Conversion)
+		card.Extra["conversion"] = rep.Conversion
 	}
 	b, err := digitFiles.ReadFile("digits/results.json")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -111,14 +110,15 @@ func digitsCard(crep *compile.Report, rep *compile.ImportReport) (runtime.Card, 
 	if err != nil {
 		return card, fmt.Errorf("digits/results.json: %w", err)
 	}
-	card.Quality["ann_accuracy"] = fmt.Sprintf("%.4f", r.ANNAccuracy)
+	card.Quality["ann_accuracy"] = round(r.ANNAccuracy, 4)
 	for _, dev := range slices.Sorted(maps.Keys(r.Devices)) {
 		d := r.Devices[dev]
-		card.Quality["accuracy."+dev] = fmt.Sprintf("%.4f", d.Accuracy)
-		card.Extra["energy_uj_per_inference."+dev] = fmt.Sprintf("%.3g", d.EnergyUJ)
-		card.Extra["device_ms_per_inference."+dev] = fmt.Sprintf("%.3g", d.DeviceMS)
-		card.Extra["spikes_per_inference."+dev] = fmt.Sprintf("%.0f", d.SpikesPerItem)
+		card.Quality["accuracy."+dev] = round(d.Accuracy, 4)
+		card.Extra["energy_uj_per_inference."+dev] = round(d.EnergyUJ, 3)
+		card.Extra["device_ms_per_inference."+dev] = round(d.DeviceMS, 4)
+		card.Extra["spikes_per_inference."+dev] = round(d.SpikesPerItem, 0)
 	}
-	card.Extra["measured"] = fmt.Sprintf("%d test images through the REST run endpoint, %s, on %s", r.TestSamples, r.Command, r.Machine)
+	card.Extra["test_images"] = r.TestSamples
+	card.Extra["measured"] = fmt.Sprintf("the whole test split through the REST run endpoint (%s) on %s", r.Command, r.Machine)
 	return card, nil
 }

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -300,28 +301,30 @@ func (b builtin) card() (runtime.Card, error) {
 		Parameters: r.Params,
 		Neurons:    r.Counts.Spiking + r.Counts.LI,
 		Synapses:   r.Counts.Synapses,
-		Training: fmt.Sprintf("models/train/train.py --arch %s --size %s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s, seed %d; tokenizer %s.",
+		Training: fmt.Sprintf("train.py --arch %s --size %s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s, seed %d; tokenizer %s.",
 			r.Arch, b.size, r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.Device, r.Args.Seed, b.tokenizer),
-		License: "Weights: the Neuro project's licence. Training data (../shared/data/corpus): Topical-Chat and TinyStories under CDLA-Sharing-1.0, CaSiNo under CC BY 4.0 (Chawla et al., 2021), Taskmaster-4 and the Self-Dialogue Corpus subset as their manifests state, tinyshakespeare and Project Gutenberg books in the public domain; see models/train/runs/" + b.run + "/NOTICE.",
-		Quality: map[string]string{"heldout_bits_per_byte": fmt.Sprintf("%.3f", r.Heldout.BPB)},
-		Extra: map[string]string{
-			"timesteps_per_token":  "1",
-			"spiking_neurons":      strconv.Itoa(r.Counts.Spiking),
-			"leaky_integrators":    strconv.Itoa(r.Counts.LI),
-			"spike_rate":           fmt.Sprintf("%.1f%% of spiking neurons per timestep", 100*r.SpikeRate),
-			"training_seconds":     fmt.Sprintf("%.0f", r.TrainSeconds),
+		License: "Weights: the Neuro project's licence. Training data (the project's corpus): Topical-Chat and TinyStories under CDLA-Sharing-1.0, CaSiNo under CC BY 4.0 (Chawla et al., 2021), Taskmaster-4 and the Self-Dialogue Corpus subset as their manifests state, tinyshakespeare and Project Gutenberg books in the public domain; the training run's NOTICE lists each source.",
+		Quality: map[string]float64{"heldout_bits_per_byte": round(r.Heldout.BPB, 4)},
+		Extra: map[string]any{
+			"timesteps_per_token": 1,
+			"spiking_neurons":     r.Counts.Spiking,
+			"leaky_integrators":   r.Counts.LI,
+			// The fraction of spiking neurons that fire per timestep.
+			"spike_rate":           round(r.SpikeRate, 4),
+			"spike_rate_per_layer": roundAll(r.Heldout.Rates, 4),
+			"training_seconds":     round(r.TrainSeconds, 0),
 			"tokenizer":            b.tokenizer,
-			"context_length":       strconv.Itoa(ContextLength),
+			"context_length":       ContextLength,
 			"state_per_sequence":   "constant: one value per leaky integrator, whatever the context length",
-			"spike_rate_per_layer": formatRates(r.Heldout.Rates),
 		},
 	}
 	for _, src := range slices.Sorted(maps.Keys(r.Heldout.Sources)) {
-		card.Quality["heldout_bits_per_byte."+src] = fmt.Sprintf("%.3f", r.Heldout.Sources[src].BPB)
+		card.Quality["heldout_bits_per_byte."+src] = round(r.Heldout.Sources[src].BPB, 4)
 	}
 	if base, err := readResults(b.baseline); err == nil {
-		card.Quality["baseline"] = fmt.Sprintf("GRU of %d parameters, same data and training budget: %.3f bits per byte; spiking costs %+.1f%%",
-			base.Params, base.Heldout.BPB, 100*(r.Heldout.BPB/base.Heldout.BPB-1))
+		card.Quality["baseline_heldout_bits_per_byte"] = round(base.Heldout.BPB, 4)
+		card.Quality["spiking_cost"] = round(r.Heldout.BPB/base.Heldout.BPB-1, 4)
+		card.Extra["baseline"] = fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps; spiking_cost is the relative difference in held-out bits per byte", base.Params)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return runtime.Card{}, err
 	}
@@ -330,17 +333,24 @@ func (b builtin) card() (runtime.Card, error) {
 		return runtime.Card{}, err
 	}
 	if sp != nil {
-		card.Extra["speed"] = fmt.Sprintf("%.0f tokens/s at batch 1, %.0f at batch 8 (PyTorch 1.13 on 2 threads, same machine: %.0f and %.0f) on %s",
-			sp.TokensPerSecond["batch1"], sp.TokensPerSecond["batch8"], sp.PyTorchTokensPerSecond["batch1"], sp.PyTorchTokensPerSecond["batch8"], sp.Machine)
-		card.Extra["state_bytes_per_sequence"] = strconv.Itoa(sp.StateBytes)
+		card.Extra["tokens_per_second"] = map[string]float64{"batch1": round(sp.TokensPerSecond["batch1"], 0), "batch8": round(sp.TokensPerSecond["batch8"], 0)}
+		card.Extra["pytorch_tokens_per_second"] = map[string]float64{"batch1": round(sp.PyTorchTokensPerSecond["batch1"], 0), "batch8": round(sp.PyTorchTokensPerSecond["batch8"], 0)}
+		card.Extra["speed_measured"] = "bench/neuro1/compare.sh: greedy generation, PyTorch 1.13 on 2 threads in the same run, on " + sp.Machine + "; other machines differ"
+		card.Extra["state_bytes_per_sequence"] = sp.StateBytes
 	}
 	return card, nil
 }
 
-func formatRates(rs []float64) string {
-	var s []string
-	for _, r := range rs {
-		s = append(s, fmt.Sprintf("%.3f", r))
+// round keeps d decimal places of a figure for a card.
+func round(x float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(x*p) / p
+}
+
+func roundAll(xs []float64, d int) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = round(x, d)
 	}
-	return strings.Join(s, ", ")
+	return out
 }

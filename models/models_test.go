@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -32,13 +33,16 @@ func TestLoadDescribesEachModel(t *testing.T) {
 		if c.Parameters < 300_000 || c.Neurons == 0 || c.Synapses < c.Parameters || c.Architecture == "" || c.Training == "" || c.License == "" {
 			t.Fatalf("%s: incomplete card %+v", id, c)
 		}
-		for _, k := range []string{"heldout_bits_per_byte", "heldout_bits_per_byte.books", "heldout_bits_per_byte.topical_chat", "baseline"} {
-			if c.Quality[k] == "" {
-				t.Errorf("%s: card has no quality %q", id, k)
+		for _, k := range []string{"heldout_bits_per_byte", "heldout_bits_per_byte.books", "heldout_bits_per_byte.topical_chat", "baseline_heldout_bits_per_byte"} {
+			if !(c.Quality[k] > 1 && c.Quality[k] < 4) {
+				t.Errorf("%s: card quality %q is %v", id, k, c.Quality[k])
 			}
 		}
-		if !strings.Contains(c.Extra["spike_rate"], "%") {
-			t.Errorf("%s: card has no spike rate", id)
+		if r, ok := c.Extra["spike_rate"].(float64); !ok || r <= 0 || r > 0.15 {
+			t.Errorf("%s: card spike rate %v", id, c.Extra["spike_rate"])
+		}
+		if b, _ := json.Marshal(c); strings.Contains(string(b), "../") || strings.Contains(string(b), "runs/") {
+			t.Errorf("%s: the card exposes a repository path: %s", id, b)
 		}
 	}
 	if _, err := models.Load("neuro-2"); err == nil || !strings.Contains(err.Error(), "neuro-1-lite") {

@@ -69,15 +69,19 @@ type Options struct {
 // Card describes a model for people: what it is, how it was made, how good
 // it is.
 type Card struct {
-	Description  string            `json:"description,omitempty"`
-	Architecture string            `json:"architecture,omitempty"`
-	Parameters   int               `json:"parameters,omitempty"`
-	Neurons      int               `json:"neurons,omitempty"`
-	Synapses     int               `json:"synapses,omitempty"`
-	Training     string            `json:"training,omitempty"`
-	License      string            `json:"license,omitempty"`
-	Quality      map[string]string `json:"quality,omitempty"`
-	Extra        map[string]string `json:"extra,omitempty"`
+	Description  string `json:"description,omitempty"`
+	Architecture string `json:"architecture,omitempty"`
+	Parameters   int    `json:"parameters,omitempty"`
+	Neurons      int    `json:"neurons,omitempty"`
+	Synapses     int    `json:"synapses,omitempty"`
+	Training     string `json:"training,omitempty"`
+	License      string `json:"license,omitempty"`
+	// Quality holds the measured figures, as numbers (held-out bits per
+	// byte, accuracy), named by what they measure.
+	Quality map[string]float64 `json:"quality,omitempty"`
+	// Extra holds the rest: numbers as numbers, lists as lists, and
+	// prose (how a figure was measured, and on which machine) as text.
+	Extra map[string]any `json:"extra,omitempty"`
 }
 
 // Model is a registered network: a Program plus, for language models, the

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,11 +67,11 @@ func TestServesBuiltinModels(t *testing.T) {
 	}
 	var rec struct {
 		Card struct {
-			Architecture string            `json:"architecture"`
-			Quality      map[string]string `json:"quality"`
+			Architecture string             `json:"architecture"`
+			Quality      map[string]float64 `json:"quality"`
 		} `json:"card"`
 	}
-	if code, body := call(t, "GET", srv.URL+"/v1/models/neuro-1-lite", key, "", &rec); code != 200 || !strings.Contains(rec.Card.Architecture, "lima") || rec.Card.Quality["heldout_bits_per_byte"] == "" {
+	if code, body := call(t, "GET", srv.URL+"/v1/models/neuro-1-lite", key, "", &rec); code != 200 || !strings.Contains(rec.Card.Architecture, "lima") || rec.Card.Quality["heldout_bits_per_byte"] == 0 {
 		t.Fatalf("model record without its card: %d %s", code, body)
 	}
 }
@@ -222,5 +223,22 @@ func TestDigitsClassifier(t *testing.T) {
 		if code, body := call(t, "POST", srv.URL+"/v1/deployments/"+dep+"/run", "k", `{"inputs":[`+zero+`]}`, &r); code != 200 || r.Outputs[0].Prediction != 0 {
 			t.Fatalf("%s: %d %s", dep, code, body)
 		}
+	}
+}
+
+// TestModelDevicesIncludeDeployments: neuro-1-lite's record names every
+// device it is deployed on (loihi included).
+func TestModelDevicesIncludeDeployments(t *testing.T) {
+	c, err := parse([]string{"-mock"}, env(map[string]string{"NEURO_API_KEYS": "k"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := start(t, c, io.Discard)
+	var rec struct {
+		Neuromorphic struct{ Devices []string } `json:"neuromorphic"`
+	}
+	call(t, "GET", srv.URL+"/v1/models/neuro-1-lite", "k", "", &rec)
+	if !slices.Contains(rec.Neuromorphic.Devices, "loihi") || !slices.Contains(rec.Neuromorphic.Devices, "cpu") {
+		t.Errorf("devices %v", rec.Neuromorphic.Devices)
 	}
 }
