@@ -18,7 +18,7 @@ and with --graph:
                 <node>.<field>: weights in snn's (out, in) layout, time
                 constants in seconds (tau = -Dt / ln a).
 
-compile/pytorch imports a lima model.pt directly (compile/pytorch/lima.go, the
+compile/pytorch imports a lima model.pt directly (models/lima registers the
 same mapping as lima_graph below); equivalence_test.go checks that the imported
 graph reproduces reference.pt.
 """
