@@ -69,7 +69,7 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 		Sampling: runtime.Sampling{Temperature: g.temperature, TopP: g.topP, PresencePenalty: g.presence,
 			FrequencyPenalty: g.frequency, LogitBias: g.logitBias, Seed: g.seed},
 		MaxTokens: g.maxTokens, EchoOnly: g.maxSet && g.maxTokens == 0, Stop: g.stop, N: g.n,
-		Logprobs: g.logprobs, TopLogprobs: g.topLogprobs, Echo: g.echo,
+		Logprobs: g.logprobs, TopLogprobs: g.topLogprobs, Echo: g.echo, Activity: g.activity,
 		Principal: ri.principal, Endpoint: ri.endpoint,
 	}
 	if !g.maxSet {

@@ -20,6 +20,7 @@ type rawGen struct {
 	MaxCompletionTokens json.RawMessage `json:"max_completion_tokens"`
 	Stream              json.RawMessage `json:"stream"`
 	StreamOptions       json.RawMessage `json:"stream_options"`
+	Neuro               json.RawMessage `json:"neuro"`
 	N                   json.RawMessage `json:"n"`
 	Stop                json.RawMessage `json:"stop"`
 	Seed                json.RawMessage `json:"seed"`
@@ -54,10 +55,9 @@ type genRequest struct {
 	logprobs     bool
 	topLogprobs  int
 	echo         bool
-	// hash identifies the request for mock mode: the fields that choose
-	// the text of a real model (not stream, stop, max_tokens, n or
-	// logprobs, which only cut, repeat or annotate it).
-	hash uint64
+	// activity asks for the spiking activity behind each streamed token
+	// (the "neuro" extension).
+	activity bool
 }
 
 // parseGen validates a body. maxTokens is the server's bound on
@@ -68,8 +68,6 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 		return nil, e
 	}
 	g := &genRequest{chat: chat}
-	g.hash = hashFields(raw.Model, raw.Messages, raw.Prompt, raw.Temperature, raw.TopP,
-		raw.Seed, raw.PresencePenalty, raw.FrequencyPenalty, raw.LogitBias)
 	var e *Error
 	if g.model, e = parseString(raw.Model, "model"); e != nil {
 		return nil, e
@@ -144,6 +142,20 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 			return nil, e
 		}
 	}
+	if !absent(raw.Neuro) {
+		var nx struct {
+			Activity json.RawMessage `json:"activity"`
+		}
+		if raw.Neuro[0] != '{' || json.Unmarshal(raw.Neuro, &nx) != nil {
+			return nil, invalid("neuro", "invalid_type", `neuro must be an object such as {"activity": true}, not %s`, kindOf(raw.Neuro))
+		}
+		if g.activity, e = parseBool(nx.Activity, "neuro.activity"); e != nil {
+			return nil, e
+		}
+		if g.activity && !g.stream {
+			return nil, invalid("neuro.activity", "invalid_value", "neuro.activity is sent on stream chunks: it needs stream: true")
+		}
+	}
 	n, nSet, e := parseInt(raw.N, "n", 1, 8)
 	if e != nil {
 		return nil, e
@@ -190,15 +202,3 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 	return g, nil
 }
 
-func hashFields(fields ...json.RawMessage) uint64 {
-	h := uint64(14695981039346656037)
-	for _, f := range fields {
-		for _, c := range f {
-			h ^= uint64(c)
-			h *= 1099511628211
-		}
-		h ^= 0xff // field separator
-		h *= 1099511628211
-	}
-	return h
-}

@@ -98,7 +98,7 @@ func (st *sse) write(b []byte, flush bool) {
 func (st *sse) event(ev runtime.Event) error {
 	st.start()
 	idx := st.base + ev.Choice
-	if ev.Text != "" || len(ev.Logprobs) > 0 {
+	if ev.Text != "" || len(ev.Logprobs) > 0 || ev.Activity != nil {
 		b := append(st.buf[:0], st.prefix...)
 		b = append(b, `{"index":`...)
 		b = strconv.AppendInt(b, int64(idx), 10)
@@ -113,7 +113,11 @@ func (st *sse) event(ev runtime.Event) error {
 			b = append(b, `,"logprobs":`...)
 			b = st.appendTextLogprobs(b, idx, ev.Logprobs)
 		}
-		b = append(b, `,"finish_reason":null}]}`+"\n\n"...)
+		b = append(b, `,"finish_reason":null}]`...)
+		if st.g.activity {
+			b = appendActivity(b, ev.Activity)
+		}
+		b = append(b, "}\n\n"...)
 		st.buf = b
 		st.write(b, ev.FinishReason == "")
 	}
@@ -135,6 +139,30 @@ func (st *sse) event(ev runtime.Event) error {
 		return errStreamWrite
 	}
 	return nil
+}
+
+// appendActivity appends the "neuro" extension of a content chunk:
+// which neurons of each spiking layer fired for its tokens.
+func appendActivity(b []byte, layers []runtime.LayerActivity) []byte {
+	b = append(b, `,"neuro":{"activity":[`...)
+	for k, l := range layers {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"layer":`...)
+		b = appendString(b, l.Layer)
+		b = append(b, `,"neurons":`...)
+		b = strconv.AppendInt(b, int64(l.Neurons), 10)
+		b = append(b, `,"spikes":[`...)
+		for j, i := range l.Spikes {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(i), 10)
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "]}"...)
 }
 
 func (st *sse) appendChatLogprobs(b []byte, lps []runtime.TokenLogprob) []byte {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -251,6 +252,31 @@ type worker struct {
 	active int
 	masker hal.SlotMasker // nil when the instance steps every slot
 	on     []bool
+	// probe reads the spiking layers' outputs for sequences that asked
+	// for their activity; nil when the device cannot.
+	probe  hal.Prober
+	layers []spikingLayer
+}
+
+// spikingLayer is a node whose neurons fire, as activity reports it.
+type spikingLayer struct {
+	name string
+	n    int
+}
+
+// spikingLayers lists a program's spiking nodes in evaluation order.
+func spikingLayers(p *compile.Program) []spikingLayer {
+	shapes, err := p.Graph.Shapes()
+	if err != nil {
+		return nil
+	}
+	var out []spikingLayer
+	for _, name := range p.Graph.Topology().Order {
+		if snn.IsSpiking(p.Graph.Nodes[name].Kind()) {
+			out = append(out, spikingLayer{name, snn.Size(shapes[name].Out)})
+		}
+	}
+	return out
 }
 
 func newWorker(d *Deployment, in hal.Instance) *worker {
@@ -258,7 +284,10 @@ func newWorker(d *Deployment, in hal.Instance) *worker {
 	w := &worker{
 		d: d, inst: in, slots: make([]*seq, in.Batch()), hot: make([]int, in.Batch()),
 		input: make([]float32, in.Batch()*v), vocab: v, steps: d.Model.Program.Timesteps,
-		pulse: d.Model.Program.Input.Kind == "one-hot-pulse", target: d.Device.Target,
+		pulse: d.Model.Program.Input.Kind == compile.InputOneHotPulse, target: d.Device.Target,
+	}
+	if p, ok := in.(hal.Prober); ok {
+		w.probe, w.layers = p, spikingLayers(d.Model.Program)
 	}
 	for i := range w.hot {
 		w.hot[i] = -1
@@ -405,6 +434,7 @@ func (w *worker) tick() error {
 		if err := w.inst.Step(context.Background(), w.input); err != nil {
 			return err
 		}
+		w.recordActivity()
 	}
 	st := stepStats(before, w.inst.Counters(), w.steps, active, w.target)
 	out := w.inst.Output(0)
@@ -418,6 +448,37 @@ func (w *worker) tick() error {
 		}
 	}
 	return nil
+}
+
+// recordActivity adds the neurons that fired in this step to the
+// sequences that asked for their activity.
+func (w *worker) recordActivity() {
+	if w.probe == nil {
+		return
+	}
+	for i, s := range w.slots {
+		if s == nil || !s.req.Activity || (w.on != nil && !w.on[i]) {
+			continue
+		}
+		if s.activity == nil {
+			s.activity = make([]LayerActivity, len(w.layers))
+			for k, l := range w.layers {
+				s.activity[k] = LayerActivity{Layer: l.name, Neurons: l.n, Spikes: []int{}}
+			}
+		}
+		for k, l := range w.layers {
+			out := w.probe.NodeOutput(l.name)
+			if len(out) < (i+1)*l.n {
+				continue
+			}
+			a := &s.activity[k]
+			for j, v := range out[i*l.n : (i+1)*l.n] {
+				if v != 0 && len(a.Spikes) < MaxActivitySpikes && !slices.Contains(a.Spikes, j) {
+					a.Spikes = append(a.Spikes, j)
+				}
+			}
+		}
+	}
 }
 
 func (w *worker) setHot(slot, id int) {

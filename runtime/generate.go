@@ -42,6 +42,9 @@ type Request struct {
 	TopLogprobs int
 	// Echo asks for the prompt's token log-probabilities (text completion).
 	Echo bool
+	// Activity asks for the spiking activity behind each token on its
+	// events (Event.Activity), where the device can report it.
+	Activity bool
 	// Principal identifies the caller for telemetry; Endpoint names the
 	// API call.
 	Principal string
@@ -57,7 +60,21 @@ type Event struct {
 	Logprobs []TokenLogprob
 	// FinishReason is set on the last event of a choice.
 	FinishReason FinishReason
+	// Activity is, when the request asked for it, which neurons of each
+	// spiking layer fired for the tokens consumed since the last event.
+	Activity []LayerActivity
 }
+
+// LayerActivity is the neurons of one spiking layer that fired for a
+// token (during any of its timesteps), at most MaxActivitySpikes of them.
+type LayerActivity struct {
+	Layer   string `json:"layer"`
+	Neurons int    `json:"neurons"`
+	Spikes  []int  `json:"spikes"`
+}
+
+// MaxActivitySpikes caps the neurons listed per layer and token.
+const MaxActivitySpikes = 512
 
 // Choice is one finished completion.
 type Choice struct {
@@ -452,6 +469,7 @@ type seq struct {
 	emitted        int // bytes of text already sent
 	holdback       int // bytes kept back in case they start a stop sequence
 	pending        []TokenLogprob
+	activity       []LayerActivity // since the last event, when asked for
 	promptLogprobs []TokenLogprob
 	stats          Stats
 	err            error
@@ -490,6 +508,7 @@ func (s *seq) advance(logits []float32) bool {
 	if s.pos < len(s.prompt) {
 		s.pos++
 		if s.pos < len(s.prompt) {
+			s.activity = nil // what a prompt token caused is no completion token's
 			if s.req.Echo && s.req.Logprobs && s.choice == 0 {
 				s.sampler.process(logits)
 				next := s.prompt[s.pos]
@@ -589,9 +608,10 @@ func (s *seq) emit(final bool) {
 		s.emitted = upto
 	}
 	ev.Logprobs, s.pending = s.pending, nil
-	if ev.Text == "" && ev.Logprobs == nil && !final {
+	if ev.Text == "" && ev.Logprobs == nil && s.activity == nil && !final {
 		return
 	}
+	ev.Activity, s.activity = s.activity, nil
 	if final {
 		ev.FinishReason = s.finishReason
 	}

@@ -109,7 +109,7 @@ func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, e
 	copts := req.Compile
 	copts.Name, copts.Target = name, &t
 	if irep.Converted {
-		copts.Task = "classification"
+		copts.Task = compile.TaskClassification
 	}
 	if copts.Timesteps == 0 && imp.Conversion.Timesteps > 0 {
 		copts.Timesteps = imp.Conversion.Timesteps

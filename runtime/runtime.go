@@ -101,7 +101,7 @@ type Model struct {
 
 // IsLanguageModel reports whether the model can generate text.
 func (m *Model) IsLanguageModel() bool {
-	return m.Program != nil && m.Program.Task == "causal-lm" && m.Tokenizer != nil
+	return m.Program != nil && m.Program.Task == compile.TaskCausalLM && m.Tokenizer != nil
 }
 
 // ContextLength is the most tokens a sequence may hold: the program's
@@ -175,7 +175,7 @@ func (r *Runtime) RegisterModel(m *Model) error {
 	if err := m.Program.Graph.Validate(); err != nil {
 		return fmt.Errorf("runtime: model %q: %w", m.ID, err)
 	}
-	if m.Program.Task == "causal-lm" {
+	if m.Program.Task == compile.TaskCausalLM {
 		if err := checkLanguageModel(m); err != nil {
 			return err
 		}
@@ -224,7 +224,7 @@ func checkLanguageModel(m *Model) error {
 		return fmt.Errorf("runtime: model %q: program has %d timesteps per token", m.ID, m.Program.Timesteps)
 	}
 	switch m.Program.Input.Kind {
-	case "one-hot", "one-hot-pulse", "":
+	case compile.InputOneHot, compile.InputOneHotPulse, "":
 	default:
 		return fmt.Errorf("runtime: model %q: input encoding %q is not a token encoding", m.ID, m.Program.Input.Kind)
 	}

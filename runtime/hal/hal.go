@@ -78,6 +78,14 @@ type SlotMasker interface {
 	SetActive(active []bool) error
 }
 
+// Prober is an optional ability of an Instance: reading any node's
+// output after the last step (batch × the node's size), so that a
+// server can show which neurons fired. The slice is the instance's own
+// and changes with the next Step.
+type Prober interface {
+	NodeOutput(node string) []float32
+}
+
 // Sentinel errors.
 var (
 	ErrUnknownDevice = errors.New("hal: unknown device")
