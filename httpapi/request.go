@@ -201,4 +201,3 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 	}
 	return g, nil
 }
-
