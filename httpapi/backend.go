@@ -20,10 +20,11 @@ type Backend interface {
 	// runtime.ErrModelNotFound.
 	Model(id string) (*runtime.Model, error)
 	Models() []*runtime.Model
-	// Deployment finds a deployment; an unknown one wraps
-	// runtime.ErrDeploymentNotFound.
-	Deployment(id string) (*runtime.Deployment, error)
-	Deployments() []*runtime.Deployment
+	// DeploymentInfo reports a deployment; an unknown one wraps
+	// runtime.ErrDeploymentNotFound. Reports are values, so that a
+	// backend can describe deployments that run elsewhere.
+	DeploymentInfo(id string) (runtime.DeploymentInfo, error)
+	DeploymentInfos() []runtime.DeploymentInfo
 	// Prepare validates a generation request and encodes its prompt,
 	// refusing what Generate would refuse.
 	Prepare(req *runtime.Request) (*runtime.Deployment, []int, error)
@@ -34,9 +35,11 @@ type Backend interface {
 	// DeleteNetwork deletes one.
 	Compile(ctx context.Context, req *runtime.CompileRequest) (*runtime.Network, error)
 	DeleteNetwork(id, owner string) error
-	// Start places a model on a device and returns while it loads;
-	// Undeploy deletes an owner's deployment once its work is done.
-	Start(ctx context.Context, spec runtime.DeploymentSpec) (*runtime.Deployment, error)
+	// CreateDeployment places a model on a device and waits up to wait
+	// for the load (a failure then is its error; a longer load is
+	// reported loading); Undeploy deletes an owner's deployment once its
+	// work is done.
+	CreateDeployment(ctx context.Context, spec runtime.DeploymentSpec, wait time.Duration) (runtime.DeploymentInfo, error)
 	Undeploy(id, owner string) error
 	// Run runs samples on a network's deployment; it records the run in
 	// Telemetry.

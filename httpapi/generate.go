@@ -140,7 +140,7 @@ func (s *Server) resolveGenModel(model, deployment, principal string) (*runtime.
 		}
 		return m, nil
 	}
-	d, err := s.be.Deployment(deployment)
+	d, err := s.lookupDeployment(deployment, principal)
 	if err != nil {
 		return nil, err
 	}

@@ -84,8 +84,8 @@ func (s *Server) record(m *runtime.Model) *modelRecord {
 	// after a compile pass (neuro-1-lite folded for loihi) fails the plain
 	// partition check.
 	ni.Devices = slices.Clone(ni.Devices)
-	for _, d := range s.be.Deployments() {
-		if d.Model == m && d.Status() == runtime.StatusReady && !slices.Contains(ni.Devices, d.Device.Name) {
+	for _, d := range s.be.DeploymentInfos() {
+		if d.Model == m && d.Status == runtime.StatusReady && !slices.Contains(ni.Devices, d.Device.Name) {
 			ni.Devices = append(ni.Devices, d.Device.Name)
 		}
 	}
@@ -196,6 +196,7 @@ type deploymentRecord struct {
 	Load         loadRecord   `json:"load"`
 	Failure      string       `json:"failure,omitempty"`
 	OwnedBy      string       `json:"owned_by"`
+	Node         string       `json:"node,omitempty"`
 }
 
 type deviceRecord struct {
@@ -210,19 +211,18 @@ type loadRecord struct {
 	Queued int `json:"queued"`
 }
 
-func deploymentOf(d *runtime.Deployment) *deploymentRecord {
-	active, queued := d.Load()
+func deploymentOf(d runtime.DeploymentInfo) *deploymentRecord {
 	rec := &deploymentRecord{
 		ID: d.ID, Object: "deployment", Model: d.Model.ID,
 		Device: deviceRecord{Name: d.Device.Name, Kind: string(d.Device.Kind), Vendor: d.Device.Vendor, Model: d.Device.Model},
-		Status: string(d.Status()), Created: d.Created.Unix(), Replicas: d.Replicas, MaxBatchSize: d.MaxBatch,
-		Load: loadRecord{Active: active, Queued: queued}, OwnedBy: d.Owner,
+		Status: string(d.Status), Created: d.Created.Unix(), Replicas: d.Replicas, MaxBatchSize: d.MaxBatch,
+		Load: loadRecord{Active: d.Active, Queued: d.Queued}, OwnedBy: d.Owner, Node: d.Node,
 	}
 	if rec.OwnedBy == "" {
 		rec.OwnedBy = ownerSystem
 	}
-	if err := d.Failure(); err != nil {
-		rec.Failure = trimPrefix(err)
+	if d.Failure != nil {
+		rec.Failure = trimPrefix(d.Failure)
 	}
 	return rec
 }
@@ -231,7 +231,7 @@ func deploymentOf(d *runtime.Deployment) *deploymentRecord {
 // program's own only.
 func (s *Server) deployments(principal string) []*deploymentRecord {
 	data := []*deploymentRecord{}
-	for _, d := range s.be.Deployments() {
+	for _, d := range s.be.DeploymentInfos() {
 		if visibleDeployment(d, principal) {
 			data = append(data, deploymentOf(d))
 		}

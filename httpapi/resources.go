@@ -20,13 +20,13 @@ const ownerSystem = "system"
 
 // visibleDeployment reports whether principal may see d: the program's
 // own and principal's.
-func visibleDeployment(d *runtime.Deployment, principal string) bool {
+func visibleDeployment(d runtime.DeploymentInfo, principal string) bool {
 	return d.Owner == "" || d.Owner == principal
 }
 
 // lookupDeployment finds a deployment as principal may see it.
-func (s *Server) lookupDeployment(id, principal string) (*runtime.Deployment, error) {
-	d, err := s.be.Deployment(id)
+func (s *Server) lookupDeployment(id, principal string) (runtime.DeploymentInfo, error) {
+	d, err := s.be.DeploymentInfo(id)
 	if err == nil && !visibleDeployment(d, principal) {
 		err = fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, id)
 	}
@@ -77,15 +77,8 @@ func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	// The load outlives this request when it takes longer than DeployWait.
-	d, err := s.be.Start(context.WithoutCancel(r.Context()), spec)
+	d, err := s.be.CreateDeployment(r.Context(), spec, s.opts.DeployWait)
 	if err != nil {
-		writeError(w, deploymentError(err, spec.ID))
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.DeployWait)
-	defer cancel()
-	if err := d.Wait(ctx); err != nil && ctx.Err() == nil {
-		s.be.Undeploy(d.ID, principal)
 		writeError(w, deploymentError(err, spec.ID))
 		return
 	}
@@ -275,7 +268,7 @@ func (s *Server) runBodyLimit() int64 {
 	return max(s.opts.MaxBodyBytes, int64(s.opts.MaxRunValues)*24+1<<20)
 }
 
-func (s *Server) parseRun(body []byte, d *runtime.Deployment) (*runtime.RunRequest, *Error) {
+func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRequest, *Error) {
 	var raw rawRun
 	if e := decodeObject(body, &raw); e != nil {
 		return nil, e

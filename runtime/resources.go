@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/neuro-go/neuro/runtime/hal"
 )
 
 // Errors of resources: their owners and quotas.
@@ -250,4 +253,68 @@ func (r *Runtime) RestoreDeployments(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// DeploymentInfo is a deployment as a report sees it at one moment: what
+// a server lists, and what a cluster node learns of another's.
+type DeploymentInfo struct {
+	ID       string
+	Model    *Model
+	Device   hal.Capabilities
+	Status   Status
+	Failure  error // why it failed, when it has
+	Created  time.Time
+	Replicas int
+	MaxBatch int
+	// Owner is the principal that created it; empty for the program's own.
+	Owner string
+	// Node is the node that runs it, in a cluster; empty alone.
+	Node string
+	// Active and Queued are the sequences (or samples) in slots and
+	// waiting.
+	Active, Queued int
+}
+
+// Info reports the deployment now.
+func (d *Deployment) Info() DeploymentInfo {
+	active, queued := d.Load()
+	return DeploymentInfo{ID: d.ID, Model: d.Model, Device: d.Device, Status: d.Status(), Failure: d.Failure(), Created: d.Created,
+		Replicas: d.Replicas, MaxBatch: d.MaxBatch, Owner: d.Owner, Active: active, Queued: queued}
+}
+
+// DeploymentInfo reports one deployment.
+func (r *Runtime) DeploymentInfo(id string) (DeploymentInfo, error) {
+	d, err := r.Deployment(id)
+	if err != nil {
+		return DeploymentInfo{}, err
+	}
+	return d.Info(), nil
+}
+
+// DeploymentInfos reports every deployment, sorted by ID.
+func (r *Runtime) DeploymentInfos() []DeploymentInfo {
+	deps := r.Deployments()
+	out := make([]DeploymentInfo, len(deps))
+	for i, d := range deps {
+		out[i] = d.Info()
+	}
+	return out
+}
+
+// CreateDeployment starts a deployment and waits up to wait for its
+// load: one that fails in that time is removed and its error returned;
+// one still loading is reported as loading, and goes on in the
+// background.
+func (r *Runtime) CreateDeployment(ctx context.Context, spec DeploymentSpec, wait time.Duration) (DeploymentInfo, error) {
+	d, err := r.Start(context.WithoutCancel(ctx), spec)
+	if err != nil {
+		return DeploymentInfo{}, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := d.Wait(wctx); err != nil && wctx.Err() == nil {
+		r.remove(d)
+		return DeploymentInfo{}, err
+	}
+	return d.Info(), nil
 }
