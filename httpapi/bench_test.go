@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -57,8 +58,13 @@ func BenchmarkMockChat(b *testing.B) {
 // so it is an upper bound on the cost of one streamed token.
 func BenchmarkMockStreamTokens(b *testing.B) {
 	s := newTestServer(b, newMockRuntime(b), &Options{Mock: true})
-	// n=8 choices of up to 47 words: a few hundred tokens per request.
-	body := `{"model":"neuro-1","messages":[{"role":"user","content":"Tell me a story"}],"n":8,"stream":true}`
+	// n=8 choices of 32 tokens, the end of the turn banned: 256 tokens.
+	stops, _ := testTokenizer(b).StopIDs()
+	bias := ""
+	for _, id := range stops {
+		bias += fmt.Sprintf(`,"%d":-100`, id)
+	}
+	body := `{"model":"neuro-1","messages":[{"role":"user","content":"Tell me a story"}],"n":8,"max_tokens":32,"stream":true,"logit_bias":{` + bias[1:] + `}}`
 	w := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+keyAlice)

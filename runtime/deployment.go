@@ -245,6 +245,7 @@ type worker struct {
 	slots  []*seq
 	hot    []int // the one-hot index set in each slot's input, or -1
 	input  []float32
+	inputs [][]float32 // {input}: a variadic call would allocate the slice each step
 	vocab  int
 	steps  int
 	pulse  bool
@@ -289,6 +290,7 @@ func newWorker(d *Deployment, in hal.Instance) *worker {
 	if p, ok := in.(hal.Prober); ok {
 		w.probe, w.layers = p, spikingLayers(d.Model.Program)
 	}
+	w.inputs = [][]float32{w.input}
 	for i := range w.hot {
 		w.hot[i] = -1
 	}
@@ -431,7 +433,7 @@ func (w *worker) tick() error {
 				w.setHot(i, -1)
 			}
 		}
-		if err := w.inst.Step(context.Background(), w.input); err != nil {
+		if err := w.inst.Step(context.Background(), w.inputs...); err != nil {
 			return err
 		}
 		w.recordActivity()

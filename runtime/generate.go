@@ -320,26 +320,37 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 	}
 	res := &Result{Model: m.ID, Deployment: d.ID, Choices: make([]Choice, n), PromptTokens: prompt}
 	var fnErr error
+	texts := make([]strings.Builder, n) // the choices' text, grown by doubling
+	setTexts := func() {
+		for i := range texts {
+			res.Choices[i].Text = texts[i].String()
+		}
+	}
+	var spare []Event // the event buffers alternate: none is allocated per token
 	for {
 		rs.mu.Lock()
 		evs := rs.events
-		rs.events = nil
+		rs.events = spare[:0]
 		done := rs.remaining == 0
 		rs.mu.Unlock()
 		for _, ev := range evs {
 			c := &res.Choices[ev.Choice]
 			c.Index = ev.Choice
-			c.Text += ev.Text
+			texts[ev.Choice].WriteString(ev.Text)
 			c.Logprobs = append(c.Logprobs, ev.Logprobs...)
 			if ev.FinishReason != "" {
 				c.FinishReason = ev.FinishReason
 			}
-			if fn != nil && fnErr == nil {
+			// A caller that has gone gets no more events: its callback may
+			// block (it has stopped reading).
+			if fn != nil && fnErr == nil && caller.Err() == nil {
 				if fnErr = fn(ev); fnErr != nil {
 					cancel()
 				}
 			}
 		}
+		clear(evs) // drop the texts they hold before the buffer is reused
+		spare = evs
 		if done {
 			break
 		}
@@ -352,11 +363,13 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 			if !rs.abandon() {
 				continue // everything finished meanwhile: collect it
 			}
+			setTexts()
 			res.Usage.PromptTokens = len(prompt)
 			res.Stats.Latency = r.opts.Now().Sub(start)
 			return res, caller.Err()
 		}
 	}
+	setTexts()
 	for i, s := range seqs {
 		res.Choices[i].Tokens = s.generated
 		res.Usage.CompletionTokens += len(s.generated)
@@ -483,6 +496,10 @@ func newSeq(ctx context.Context, req *Request, choice int, prompt []int, m *Mode
 		sampler: newSampler(req.Sampling, m.Tokenizer.VocabSize(), seed),
 		decoder: m.Tokenizer.NewDecoder(), stopIDs: stopIDs,
 	}
+	// A special token (a chat turn marker, say) counts as a token but is
+	// never text: neither returned nor matched against stop sequences.
+	s.decoder.SkipSpecial = true
+	s.text.Grow(4 * min(max(req.MaxTokens, 16), 1024)) // most completions' text in one allocation
 	for _, st := range req.Stop {
 		s.holdback = max(s.holdback, len(st)-1)
 	}
@@ -548,12 +565,8 @@ func (s *seq) advance(logits []float32) bool {
 			return true
 		}
 	}
-	// A special token (a chat turn marker, say) counts as a token but is
-	// never text: neither returned nor matched against stop sequences.
-	if !s.model.Tokenizer.IsSpecial(id) {
-		piece, _ := s.decoder.Next(id)
-		s.text.WriteString(piece)
-	}
+	piece, _ := s.decoder.NextBytes(id) // a special token is no text (SkipSpecial)
+	s.text.Write(piece)
 	if s.req.Logprobs {
 		s.pending = append(s.pending, lp)
 	}

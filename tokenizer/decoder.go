@@ -12,6 +12,7 @@ import (
 type Decoder struct {
 	t       *Tokenizer
 	pending []byte
+	out     []byte // what NextBytes returned last
 	// SkipSpecial drops special tokens from the text.
 	SkipSpecial bool
 }
@@ -42,6 +43,24 @@ func (d *Decoder) Next(id int) (string, error) {
 	s := string(d.pending[:n])
 	d.pending = append(d.pending[:0], d.pending[n:]...)
 	return s, nil
+}
+
+// NextBytes is Next without the string: the bytes it returns are the
+// decoder's own and valid until its next call, so that a caller that
+// copies them (into a strings.Builder, say) allocates nothing per token.
+func (d *Decoder) NextBytes(id int) ([]byte, error) {
+	b, ok := d.t.TokenBytes(id)
+	if !ok {
+		return nil, fmt.Errorf("tokenizer: decoding id %d: %w (vocabulary size %d)", id, ErrUnknownID, d.t.VocabSize())
+	}
+	if d.SkipSpecial && d.t.special[id] {
+		return nil, nil
+	}
+	d.pending = append(d.pending, b...)
+	n := completeLen(d.pending)
+	d.out = append(d.out[:0], d.pending[:n]...)
+	d.pending = append(d.pending[:0], d.pending[n:]...)
+	return d.out, nil
 }
 
 // Flush returns the bytes still held (an incomplete character at the end of
