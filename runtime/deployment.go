@@ -221,18 +221,23 @@ func (d *Deployment) drain() {
 	d.stop()
 }
 
-// submit queues all sequences of a request, or none.
-func (d *Deployment) submit(seqs []*seq) error {
+// enqueue puts all jobs of one request on q, or none: a request larger
+// than the queue can ever hold is the caller's mistake (a ParamError
+// naming param), one that does not fit now is ErrOverloaded.
+func enqueue[J job](d *Deployment, q chan J, jobs []J, param, what string) error {
 	d.submitMu.Lock()
 	defer d.submitMu.Unlock()
 	if err := d.accepting(); err != nil {
 		return err
 	}
-	if len(d.queue)+len(seqs) > cap(d.queue) {
-		return fmt.Errorf("%w: deployment %q has %d sequences waiting (limit %d)", ErrOverloaded, d.ID, len(d.queue), cap(d.queue))
+	if len(jobs) > cap(q) {
+		return &ParamError{param, fmt.Sprintf("%d %s are more than deployment %q can queue (%d); send fewer at once", len(jobs), what, d.ID, cap(q))}
 	}
-	for _, s := range seqs {
-		d.queue <- s
+	if len(q)+len(jobs) > cap(q) {
+		return fmt.Errorf("%w: deployment %q has %d %s waiting (limit %d)", ErrOverloaded, d.ID, len(q), what, cap(q))
+	}
+	for _, j := range jobs {
+		q <- j
 	}
 	return nil
 }

@@ -190,18 +190,9 @@ func (r *Runtime) Prepare(req *Request) (*Deployment, []int, error) {
 
 func (r *Runtime) resolve(req *Request) (*Deployment, error) {
 	if req.Deployment != "" {
-		d, err := r.Deployment(req.Deployment)
+		d, err := r.deploymentOf(req.Deployment, req.Model)
 		if err != nil {
 			return nil, err
-		}
-		if req.Model != "" {
-			m, err := r.Model(req.Model)
-			if err != nil {
-				return nil, err
-			}
-			if m.ID != d.Model.ID {
-				return nil, &ParamError{"model", fmt.Sprintf("deployment %q serves %q, not %q", d.ID, d.Model.ID, req.Model)}
-			}
 		}
 		if !d.Model.IsLanguageModel() {
 			return nil, fmt.Errorf("%w: %q", ErrNotLanguageModel, d.Model.ID)
@@ -219,6 +210,25 @@ func (r *Runtime) resolve(req *Request) (*Deployment, error) {
 		return nil, fmt.Errorf("%w: %q", ErrNotLanguageModel, m.ID)
 	}
 	return r.DeploymentFor(m.ID)
+}
+
+// deploymentOf finds a deployment and checks that it serves model, when
+// a request names both.
+func (r *Runtime) deploymentOf(id, model string) (*Deployment, error) {
+	d, err := r.Deployment(id)
+	if err != nil {
+		return nil, err
+	}
+	if model != "" {
+		m, err := r.Model(model)
+		if err != nil {
+			return nil, err
+		}
+		if m.ID != d.Model.ID {
+			return nil, &ParamError{"model", fmt.Sprintf("deployment %q serves %q, not %q", d.ID, d.Model.ID, model)}
+		}
+	}
+	return d, nil
 }
 
 func (r *Runtime) encodePrompt(m *Model, req *Request) ([]int, error) {
@@ -315,7 +325,7 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 	for i := range seqs {
 		seqs[i] = newSeq(ctx, req, i, prompt, m, rs, seed+uint64(i)*0x632be59bd9b4e019, stopIDs)
 	}
-	if err := d.submit(seqs); err != nil {
+	if err := enqueue(d, d.queue, seqs, "n", "sequences"); err != nil {
 		return nil, err
 	}
 	res := &Result{Model: m.ID, Deployment: d.ID, Choices: make([]Choice, n), PromptTokens: prompt}

@@ -109,18 +109,9 @@ func (r *Runtime) Run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 }
 
 func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) {
-	d, err := r.Deployment(req.Deployment)
+	d, err := r.deploymentOf(req.Deployment, req.Model)
 	if err != nil {
 		return nil, err
-	}
-	if req.Model != "" {
-		m, err := r.Model(req.Model)
-		if err != nil {
-			return nil, err
-		}
-		if m.ID != d.Model.ID {
-			return nil, &ParamError{"model", fmt.Sprintf("deployment %q serves %q, not %q", d.ID, d.Model.ID, req.Model)}
-		}
 	}
 	if d.Model.IsLanguageModel() {
 		return nil, fmt.Errorf("%w: %q serves %s", ErrNotNetwork, d.ID, d.Model.ID)
@@ -143,7 +134,7 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 		samples[k] = s
 	}
 	wg.Add(len(samples))
-	if err := d.submitRun(samples); err != nil {
+	if err := enqueue(d, d.runq, samples, "inputs", "samples"); err != nil {
 		return nil, err
 	}
 	wg.Wait()
@@ -372,25 +363,6 @@ func (s *sample) fail(err error) {
 	}
 	s.err, s.done = err, true
 	s.wg.Done()
-}
-
-// submitRun queues all samples of a run, or none.
-func (d *Deployment) submitRun(samples []*sample) error {
-	d.submitMu.Lock()
-	defer d.submitMu.Unlock()
-	if err := d.accepting(); err != nil {
-		return err
-	}
-	if len(samples) > cap(d.runq) {
-		return &ParamError{"inputs", fmt.Sprintf("%d samples are more than deployment %q can queue (%d); send fewer per run", len(samples), d.ID, cap(d.runq))}
-	}
-	if len(d.runq)+len(samples) > cap(d.runq) {
-		return fmt.Errorf("%w: deployment %q has %d samples waiting (limit %d)", ErrOverloaded, d.ID, len(d.runq), cap(d.runq))
-	}
-	for _, s := range samples {
-		d.runq <- s
-	}
-	return nil
 }
 
 // netWorker steps one Instance of a network: each slot runs one sample
