@@ -8,7 +8,9 @@
 // The soak runs -clients streaming chat clients for -minutes against the
 // built-in models (-mock for mock devices), a tenth of them dropping
 // their stream part-way, beside a compile and a telemetry read every
-// second. Every 10 s it prints the heap, goroutines and open
+// second. A request refused with 503 and Retry-After (a full queue: 64
+// clients are more than the deployments' batches) is counted apart and
+// retried a second later. Every 10 s it prints the heap, goroutines and open
 // descriptors; at the end it checks that the callers' telemetry totals
 // equal Prometheus' request counters and that every request was
 // answered.
@@ -26,6 +28,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -284,7 +287,7 @@ func soak(s *server, d time.Duration, clients int) error {
 	if err != nil {
 		return fmt.Errorf("run from the repository root: %w", err)
 	}
-	var sent, answered, dropped, failed atomic.Int64
+	var sent, answered, dropped, refused, failed atomic.Int64
 	var wg sync.WaitGroup
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
@@ -295,6 +298,11 @@ func soak(s *server, d time.Duration, clients int) error {
 				drop := rng.IntN(10) == 0
 				sent.Add(1)
 				switch err := stream(ctx, s.url, models.Names()[rng.IntN(3)], drop); {
+				case errors.Is(err, errRefused):
+					// Backpressure: the deployment's queue is full, and the
+					// answer says when to come back.
+					refused.Add(1)
+					time.Sleep(time.Second)
 				case drop:
 					dropped.Add(1)
 				case err == nil:
@@ -356,7 +364,7 @@ func soak(s *server, d time.Duration, clients int) error {
 		}
 	}
 	report("totals", map[string]any{"streams_sent": sent.Load(), "answered": answered.Load(), "dropped_by_client": dropped.Load(),
-		"failed": failed.Load(), "telemetry_chat_requests": tel.Requests.ByEndpoint["/v1/chat/completions"], "prometheus_chat_requests": promChat,
+		"refused_503_with_retry_after": refused.Load(), "failed": failed.Load(), "telemetry_chat_requests": tel.Requests.ByEndpoint["/v1/chat/completions"], "prometheus_chat_requests": promChat,
 		"agree": float64(tel.Requests.ByEndpoint["/v1/chat/completions"]) == promChat})
 	goruntime.GC()
 	report("end", measure())
@@ -375,6 +383,8 @@ func get(url string) []byte {
 	return b
 }
 
+var errRefused = errors.New("refused with 503 and Retry-After")
+
 // stream runs one streamed chat; with drop it reads two events and hangs
 // up.
 func stream(ctx context.Context, url, model string, drop bool) error {
@@ -387,6 +397,9 @@ func stream(ctx context.Context, url, model string, drop bool) error {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == 503 && resp.Header.Get("Retry-After") != "" {
+		return errRefused
+	}
 	if resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("%d %s", resp.StatusCode, b)
