@@ -100,12 +100,12 @@ func Load(id string) (*runtime.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
-	p, _, err := compile.Compile(g, &compile.Options{Name: b.id, Task: "causal-lm", Dt: dt, Timesteps: 1})
+	p, _, err := compile.Compile(g, &compile.Options{Name: b.id, Task: compile.TaskCausalLM, Dt: dt, Timesteps: 1})
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
-	p.Input = compile.Encoding{Kind: "one-hot", Node: "token", Size: p.Input.Size}
-	p.Output = compile.Decoding{Kind: "logits", Node: "logits", Size: p.Output.Size}
+	p.Input = compile.Encoding{Kind: compile.InputOneHot, Node: "token", Size: p.Input.Size}
+	p.Output = compile.Decoding{Kind: compile.OutputLogits, Node: "logits", Size: p.Output.Size}
 	sum := sha256.Sum256(w)
 	p.Source = compile.Source{Format: "pytorch", Bytes: int64(len(w)), SHA256: hex.EncodeToString(sum[:])}
 	p.Metadata = map[string]string{"context_length": strconv.Itoa(ContextLength), "tokenizer": b.tokenizer}

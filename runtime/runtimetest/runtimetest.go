@@ -37,9 +37,9 @@ func Program(name string, vocab, hidden int, seed uint64, contextLength int) *co
 		Connect("token", "embed", "lif", "head", "readout", "logits").
 		Connect("lif", "rec", "lif")
 	p := &compile.Program{
-		Name: name, Task: "causal-lm", Graph: g, Dt: 1e-3, Timesteps: 4,
-		Input:  compile.Encoding{Kind: "one-hot", Size: vocab},
-		Output: compile.Decoding{Kind: "logits", Size: vocab},
+		Name: name, Task: compile.TaskCausalLM, Graph: g, Dt: 1e-3, Timesteps: 4,
+		Input:  compile.Encoding{Kind: compile.InputOneHot, Size: vocab},
+		Output: compile.Decoding{Kind: compile.OutputLogits, Size: vocab},
 	}
 	if contextLength > 0 {
 		p.Metadata = map[string]string{"context_length": strconv.Itoa(contextLength)}
