@@ -12,6 +12,8 @@
 //	-data DIR        keep compiled networks in DIR across restarts
 //	-device NAME     the device the built-in models are deployed on
 //	                 (cpu, loihi or xylo; default cpu)
+//	-console         serve the web console (package httpapi/console) at /
+//	                 beside the API (default true; -console=false turns it off)
 //
 // API keys come from NEURO_API_KEYS (comma-separated). When it is unset,
 // one random key is generated and printed at start. Each key's principal
@@ -57,6 +59,7 @@ import (
 	_ "github.com/neuro-go/neuro/compile/onnx"
 	_ "github.com/neuro-go/neuro/compile/pytorch"
 	"github.com/neuro-go/neuro/httpapi"
+	"github.com/neuro-go/neuro/httpapi/console"
 	"github.com/neuro-go/neuro/httpapi/prom"
 	"github.com/neuro-go/neuro/models"
 	neuro "github.com/neuro-go/neuro/runtime"
@@ -68,7 +71,7 @@ import (
 
 type config struct {
 	addr, data, device string
-	mock               bool
+	mock, console      bool
 	keys               map[string]string
 	origins            []string
 }
@@ -91,6 +94,7 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*config
 	fs.BoolVar(&c.mock, "mock", false, "answer without running models (deterministic text, real token counts)")
 	fs.StringVar(&c.data, "data", "", "directory that keeps compiled networks across restarts")
 	fs.StringVar(&c.device, "device", "cpu", "device for the built-in models: "+strings.Join(hal.Devices(), ", "))
+	fs.BoolVar(&c.console, "console", true, "serve the web console at / beside the API")
 	cors := fs.String("cors", getenv("NEURO_CORS_ORIGINS"), "comma-separated browser origins allowed to call the API (\"*\" for any; default NEURO_CORS_ORIGINS, else none)")
 	fs.SetOutput(stdout)
 	if err := fs.Parse(args); err != nil {
@@ -188,7 +192,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 		return err
 	}
 	hs := &http.Server{
-		Handler:           handler,
+		Handler:           withConsole(handler, c.console),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -213,4 +217,17 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// withConsole serves the web console at / beside api when on; the API's
+// own paths, and every non-GET request, still go to api.
+func withConsole(api http.Handler, on bool) http.Handler {
+	if !on {
+		return api
+	}
+	ui, err := console.New(nil)
+	if err != nil { // only if the embedded assets are broken: a build bug
+		panic(err)
+	}
+	return ui.Beside(api)
 }
