@@ -57,8 +57,6 @@ func TestConvertRefuses(t *testing.T) {
 			Add("n", n).Add("out", &snn.Output{}).Connect("in", "fc", "n", "out")
 		return &compile.Program{Graph: g, Dt: 1e-3}
 	}
-	resetHalf := lif()
-	resetHalf.VReset = []float64{0.5}
 	refr := lif()
 	refr.Refractory = []float64{2e-3}
 	negTh := lif()
@@ -84,7 +82,6 @@ func TestConvertRefuses(t *testing.T) {
 		name, node, want string
 		p                *compile.Program
 	}{
-		{"v_reset", "n", "v_reset", prog(resetHalf)},
 		{"refractory", "n", "refractory", prog(refr)},
 		{"threshold", "n", "v_threshold", prog(negTh)},
 		{"graded spikes in a cycle", "rec", "cycle", &compile.Program{Graph: liLoop}},
@@ -139,8 +136,59 @@ func run(t *testing.T, p *compile.Program, cfg hal.Config, batch, steps int, inp
 // Integrate-and-fire neurons with subtractive reset, a recurrent Linear,
 // weights on the 1/64 grid and inputs on the chip's input grid: the float
 // dynamics are exact in float32 (dyadic values, small sums) and the integer
-// ones exact by construction, so the spike trains must be identical.
+// ones exact by construction, so the spike trains must be identical. The
+// same holds for the reset microcode variants (Neuron.VReset) when v_reset
+// is on the threshold's grid: a reset to a value, and a subtraction of
+// v_threshold − v_reset.
 func TestIFSpikeTrainsIdentical(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		reset  snn.ResetMode
+		vreset float64
+		notes  string
+	}{
+		{"subtract threshold", snn.ResetSubtract, 0, ""},
+		{"subtract towards -0.25", snn.ResetSubtract, -0.25, "subtractive reset by v_threshold − v_reset"},
+		{"reset to 0", snn.ResetToValue, 0, ""},
+		{"reset to -0.5", snn.ResetToValue, -0.5, "reset to v_reset"},
+		{"reset to 0.125", snn.ResetToValue, 0.125, "reset to v_reset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			li := ifSpikeTrains(t, func() *snn.IF {
+				return &snn.IF{R: []float64{1 / 1e-3}, VThreshold: []float64{1}, VReset: []float64{tc.vreset}, Reset: tc.reset}
+			})
+			for _, name := range []string{"h", "o"} {
+				l, r := layer(li.Network(), name), li.Report().Node(name)
+				hasNote := strings.Contains(strings.Join(r.Notes, "; "), "microcode variant")
+				if tc.notes == "" {
+					if l.VReset != nil || hasNote {
+						t.Errorf("%s: VReset %v, notes %q: want Lava's neuron", name, l.VReset, r.Notes)
+					}
+					continue
+				}
+				// v_reset on the threshold's grid: round(v_reset/(δ·2^6)),
+				// exact here (v_threshold's grid holds it too).
+				want := int32(math.Round(tc.vreset / (l.Scale[0] * 64)))
+				if l.VReset[0] != want || r.ResetError > 1e-12 || !strings.Contains(strings.Join(r.Notes, "; "), tc.notes) {
+					t.Errorf("%s: scale %g, VReset[0] %d (want %d), reset error %g, notes %q", name, l.Scale[0], l.VReset[0], want, r.ResetError, r.Notes)
+				}
+			}
+		})
+	}
+}
+
+func layer(net *loihi.Network, name string) *loihi.Layer {
+	for _, l := range net.Layers {
+		if l.Name == name {
+			return l
+		}
+	}
+	return nil
+}
+
+// ifSpikeTrains runs TestIFSpikeTrainsIdentical's network with the IF
+// neurons ifn makes on cpu and loihi and requires identical outputs.
+func ifSpikeTrains(t *testing.T, ifn func() *snn.IF) *loihi.Instance {
 	rng := rand.New(rand.NewPCG(11, 12))
 	const nIn, nH, nOut = 8, 16, 4
 	wt := func(r, c, lo, n int) *snn.Tensor {
@@ -149,9 +197,6 @@ func TestIFSpikeTrainsIdentical(t *testing.T) {
 			w.Data[i] = float32(rng.IntN(n)+lo) / 64
 		}
 		return w
-	}
-	ifn := func() *snn.IF {
-		return &snn.IF{R: []float64{1 / 1e-3}, VThreshold: []float64{1}, VReset: []float64{0}, Reset: snn.ResetSubtract}
 	}
 	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{nIn}}).Add("fc1", &snn.Linear{Weight: wt(nH, nIn, -40, 161)}).
 		Add("h", ifn()).Add("rec", &snn.Linear{Weight: wt(nH, nH, -40, 81)}).Add("fc2", &snn.Linear{Weight: wt(nOut, nH, -40, 81)}).
@@ -192,6 +237,7 @@ func TestIFSpikeTrainsIdentical(t *testing.T) {
 	if c.Steps != 600 || c.NeuronUpdates != 600*2*(nH+nOut) || c.SynapticOps == 0 {
 		t.Fatalf("counters %+v", c)
 	}
+	return li
 }
 
 // Leaky neurons: the chip decays by 3896/4096 with truncation where the

@@ -127,7 +127,7 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 	if p == nil || p.Graph == nil {
 		return nil, fmt.Errorf("loihi: program has no graph")
 	}
-	g, frep, err := compile.FoldLinear(p.Graph)
+	g, frep, err := fold(p.Graph)
 	if err != nil {
 		return nil, fmt.Errorf("loihi: %w", err)
 	}
@@ -176,6 +176,11 @@ func placementGraph(g *snn.Graph) *snn.Graph {
 	return pg
 }
 
+var (
+	_ hal.Instance = (*Instance)(nil)
+	_ hal.Prober   = (*Instance)(nil)
+)
+
 // Instance runs a converted network with Lava's integer arithmetic.
 type Instance struct {
 	net    *Network
@@ -208,11 +213,17 @@ type layerRun struct {
 	u, v []int32 // batch × n
 	ain  []int64 // n: summed input of the slot being stepped
 	bias []int64
-	spk  []float32 // batch × n: 1 where the neuron spiked this step
+	// reset is each neuron's resetAmount: the value v is reset to, or
+	// with Layer.Subtract the amount subtracted.
+	reset []int64
+	spk   []float32 // batch × n: 1 where the neuron spiked this step
 	// active lists, per slot, the neurons that sent a spike at their last
 	// step: binary spikes, or graded ones with a non-zero payload.
 	active [][]int32
 	pay    []int32 // graded layers: batch × n payloads of the last step
+	// probe holds a non-spiking layer's v·Scale for NodeOutput, made on
+	// the first call.
+	probe []float32
 }
 
 func newInstance(net *Network, rep *ConversionReport, place *compile.Placement, batch int) *Instance {
@@ -236,8 +247,18 @@ func newInstance(net *Network, rep *ConversionReport, place *compile.Placement, 
 	}
 	for _, l := range net.Layers {
 		r := layerRun{n: l.N, u: make([]int32, batch*l.N), v: make([]int32, batch*l.N), ain: make([]int64, l.N), bias: make([]int64, l.N), spk: make([]float32, batch*l.N), active: make([][]int32, batch)}
+		if l.Spiking {
+			r.reset = make([]int64, l.N)
+		}
 		for i := range r.bias {
 			r.bias[i] = effectiveBias(l.BiasMant[i], l.BiasExp[i])
+			if r.reset != nil {
+				vr := int32(0)
+				if l.VReset != nil {
+					vr = l.VReset[i]
+				}
+				r.reset[i] = resetAmount(l.Vth[i], vr, l.Subtract)
+			}
 		}
 		if l.Graded {
 			r.pay = make([]int32, batch*l.N)
@@ -292,6 +313,45 @@ func (in *Instance) State(layer string, slot, idx int) (u, v int32, err error) {
 	return 0, 0, fmt.Errorf("loihi: no layer %q", layer)
 }
 
+// NodeOutput returns a neuron node's output after the last step, for
+// every slot (hal.Prober): a spiking layer's spikes (0 or 1), a
+// non-spiking one's v times its scale (plus the host's offset for a
+// readout), as Output gives them. It is nil for a node that is not a
+// neuron node on the chip (synapse nodes have no output of their own).
+func (in *Instance) NodeOutput(node string) []float32 {
+	for li, l := range in.net.Layers {
+		if l.Name != node {
+			continue
+		}
+		r := &in.layers[li]
+		if l.Spiking {
+			return r.spk
+		}
+		if r.probe == nil {
+			r.probe = make([]float32, in.batch*l.N)
+		}
+		in.scaled(l, r, r.probe)
+		return r.probe
+	}
+	return nil
+}
+
+// scaled writes a non-spiking layer's float output, v·Scale + Offset, to
+// dst (batch × n).
+func (in *Instance) scaled(l *Layer, r *layerRun, dst []float32) {
+	for s := 0; s < in.batch; s++ {
+		v := r.v[s*l.N : (s+1)*l.N]
+		d := dst[s*l.N : (s+1)*l.N]
+		for i, x := range v {
+			y := float64(x) * l.Scale[i]
+			if l.Offset != nil {
+				y += l.Offset[i]
+			}
+			d[i] = float32(y)
+		}
+	}
+}
+
 // Step advances every slot by one timestep.
 func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 	if in.closed {
@@ -341,17 +401,7 @@ func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 			copy(dst, r.spk)
 			continue
 		}
-		for s := 0; s < in.batch; s++ {
-			v := r.v[s*l.N : (s+1)*l.N]
-			d := dst[s*l.N : (s+1)*l.N]
-			for i, x := range v {
-				y := float64(x) * l.Scale[i]
-				if l.Offset != nil {
-					y += l.Offset[i]
-				}
-				d[i] = float32(y)
-			}
-		}
+		in.scaled(l, r, dst)
 	}
 	in.total = in.total.Add(c)
 	return nil
@@ -458,10 +508,8 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 					in.saturations++
 				}
 				if l.Spiking && nv > int64(l.Vth[i])<<VthShift {
-					if l.Subtract {
-						nv -= int64(l.Vth[i]) << VthShift
-					} else {
-						nv = 0
+					if nv, clipped = resetV(nv, r.reset[i], l.Subtract); clipped {
+						in.saturations++
 					}
 					act = append(act, int32(i))
 					spk[i] = 1

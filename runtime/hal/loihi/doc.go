@@ -49,9 +49,8 @@
 //     with u = p·J; 4096 − (du+1) = round(4096·a_s).
 //   - v_leak becomes the bias (1 − a_m)·v_leak; an Affine bias c·b joins it
 //     (for the current-based kinds at its steady-state value, noted in the
-//     report). v_reset must be 0 (Lava resets to 0), the threshold
-//     positive, and a refractory period is refused (PyLifModelBitAcc has
-//     none).
+//     report). The threshold must be positive, and a refractory period
+//     is refused (PyLifModelBitAcc has none).
 //   - Threshold (a stateless Heaviside) runs as the microcode program
 //     ModelHeaviside: u ← wrap24(a·2^6), v ← clip24(u + bias), spike when
 //     v > 0; the threshold goes into the bias. It is Lava's LIF with a v
@@ -68,11 +67,24 @@
 //     head) end in Lava's GradedVec (ModelGradedVec): v = a, read out as
 //     v·U plus the Affine biases, which the host adds (GradedVec has no
 //     bias).
-//   - Subtractive reset (snn.ResetSubtract, from ANN-to-SNN conversion) is
-//     not in Lava's LIF. Loihi 2's neurons are microcode programs (Orchard
-//     et al. 2021), so we run it as a microcode variant, "LIF with
-//     subtractive reset": the same arithmetic, with v ← v − vth·2^6 on a
-//     spike. A real deployment would have to load that microcode.
+//   - Resets beyond Lava's (v ← 0 on a spike) are microcode variants:
+//     Loihi 2's neurons are microcode programs (Orchard et al. 2021), so
+//     the same arithmetic runs with another spike stage, and a real
+//     deployment would have to load that microcode. Subtractive reset
+//     (snn.ResetSubtract: ANN-to-SNN conversion, snnTorch's default) is
+//     v ← v − (vth − vreset)·2^6; a v_reset other than 0 (Norse's LIF,
+//     snnTorch's delayed subtraction, which removes th/β and so arrives as
+//     v_reset = th·(1 − 1/β)) sets v ← vreset·2^6, or is the vreset of the
+//     subtraction. vreset is a signed mantissa on the threshold's grid,
+//     round(v_reset/(δ·2^6)) half away from zero like vth (δ the float
+//     value of a unit of v), |vreset| ≤ 2^17 − 1 (the conversion sizes δ
+//     for it), so a subtraction lowers v by the grid value of
+//     v_threshold − v_reset, exactly nothing when the two are equal
+//     (snnTorch's "none"). Layer.VReset is nil, and the neuron Lava's,
+//     where every v_reset is 0; the report gives ResetError and a note.
+//   - A Scale node that FoldLinear leaves (one on a cycle, such as
+//     snnTorch's RSynaptic with all_to_all=False) with one source and one
+//     target becomes the Linear node with its scales on the diagonal.
 //
 // Scales. Each synapse node's weights get the float step (float weight per
 // Lava integer) that represents them with the least largest error, trying
@@ -115,7 +127,9 @@
 //   - Exact where stated: given a Network, Step computes what Lava's
 //     PyLifModelBitAcc and PyDenseModelBitAcc compute, bit for bit (the
 //     tests check hand-worked vectors for decay rounding, wraps, clips,
-//     thresholds, reset, bias and weight exponents).
+//     thresholds, reset, bias and weight exponents); the reset variants
+//     differ from it only in the spike stage (Neuron.Step, checked on
+//     hand-worked vectors too).
 //   - Timing follows the Program, not Lava's pipeline: layers are evaluated
 //     in the float simulator's plan order, so a feed-forward edge carries
 //     this step's spikes and an edge closing a cycle the previous step's.

@@ -176,7 +176,8 @@ func effectiveBias(mant, exp int32) int64 {
 // the threshold mantissa; bias is bias_mant·2^bias_exp. With subtract, a
 // spike lowers v by vth·2^6 instead of setting it to 0 (the Loihi 2
 // microcode variant described in the package doc). With spiking false the
-// threshold is not tested (a non-spiking readout).
+// threshold is not tested (a non-spiking readout). It is Neuron.Step with
+// VReset 0; Neuron adds the reset to an arbitrary value.
 //
 // The step, from subthr_dynamics:
 //
@@ -184,17 +185,61 @@ func effectiveBias(mant, exp int32) int64 {
 //	v ← clip24( trunc(v·(4096 − dv)/4096) + u + bias )
 //	spike ← v > vth·2^6;  on a spike v ← 0
 func NeuronStep(u, v, a int64, du, dv int32, vth int32, bias int64, spiking, subtract bool) (nu, nv int64, spike bool) {
-	nu, _ = wrapU(decay(u, int64(du)+1) + a<<ActShift)
-	nv, _ = clipV(decay(v, int64(dv)) + nu + bias)
-	if spiking && nv > int64(vth)<<VthShift {
+	n := Neuron{Du: du, Dv: dv, Vth: vth, Bias: bias, Spiking: spiking, Subtract: subtract}
+	return n.Step(u, v, a)
+}
+
+// Neuron is one neuron's integer parameters: what a Layer holds per
+// neuron, with the bias already scaled (bias_mant·2^bias_exp).
+//
+// VReset is the reset microcode variant beyond Lava's LIF, a signed
+// mantissa on the threshold's grid (units of 2^6, |VReset| ≤ MaxVth). A
+// spike sets v to VReset·2^6, or with Subtract lowers v by
+// (Vth − VReset)·2^6, so that v_reset means what it means in snn (NIR's
+// reset to a value; snn.ResetSubtract's v ← v − (v_threshold − v_reset)).
+// VReset 0 is Lava's PyLifModelBitAcc (reset to 0) and the subtractive
+// variant that subtracts the threshold, bit for bit.
+type Neuron struct {
+	Du, Dv  int32
+	Vth     int32
+	VReset  int32
+	Bias    int64
+	Spiking bool
+	// Subtract selects the subtractive reset.
+	Subtract bool
+}
+
+// Step advances the neuron by one step from u and v with summed synaptic
+// input a, as NeuronStep, and applies its reset on a spike.
+func (n *Neuron) Step(u, v, a int64) (nu, nv int64, spike bool) {
+	nu, _ = wrapU(decay(u, int64(n.Du)+1) + a<<ActShift)
+	nv, _ = clipV(decay(v, int64(n.Dv)) + nu + n.Bias)
+	if n.Spiking && nv > int64(n.Vth)<<VthShift {
 		spike = true
-		if subtract {
-			nv -= int64(vth) << VthShift
-		} else {
-			nv = 0
-		}
+		nv, _ = resetV(nv, resetAmount(n.Vth, n.VReset, n.Subtract), n.Subtract)
 	}
 	return nu, nv, spike
+}
+
+// resetAmount is the constant of a neuron's reset, in units of v: the
+// amount subtracted, (vth − vreset)·2^6, with subtract, else the value
+// reset to, vreset·2^6. The instance computes it once per neuron.
+func resetAmount(vth, vreset int32, subtract bool) int64 {
+	if subtract {
+		return int64(vth-vreset) << VthShift
+	}
+	return int64(vreset) << VthShift
+}
+
+// resetV is v after a spike. A reset to a value stays inside 24 bits
+// (|vreset| ≤ MaxVth), and so does a subtraction of a non-negative amount
+// from a v above the threshold; only a subtractive reset with vreset
+// above vth, which raises v, can reach the clip, and reports it.
+func resetV(v, amount int64, subtract bool) (int64, bool) {
+	if subtract {
+		return clipV(v - amount)
+	}
+	return amount, false
 }
 
 // Payload is the graded spike a graded layer sends for voltage v: v

@@ -66,6 +66,62 @@ func TestNeuronStepVectors(t *testing.T) {
 	}
 }
 
+// The reset microcode variants beyond Lava's LIF (Neuron.VReset), worked
+// by hand. Every case has du = 4095, dv = 0 and a = 0, so v before the
+// test is v + bias; vth = 100 puts the threshold at 6400.
+func TestNeuronResetVectors(t *testing.T) {
+	tests := []struct {
+		name      string
+		v, bias   int64
+		vth       int32
+		vreset    int32
+		subtract  bool
+		wantV     int64
+		wantSpike bool
+	}{
+		// VReset 0 is Lava: 6401 > 6400 → 0; subtracting → 6401 − 6400 = 1.
+		{"reset to 0", 6400, 1, 100, 0, false, 0, true},
+		{"subtract threshold", 6400, 1, 100, 0, true, 1, true},
+		// Reset to a value: v ← VReset·64 = −20·64 = −1280, or 30·64 = 1920.
+		{"reset to negative value", 6400, 1, 100, -20, false, -1280, true},
+		{"reset to positive value", 6400, 1, 100, 30, false, 1920, true},
+		// Subtract (vth − vreset)·64: (100 − (−20))·64 = 7680, so
+		// 6401 − 7680 = −1279: v ends one unit above v_reset·64.
+		{"subtract towards negative value", 6400, 1, 100, -20, true, -1279, true},
+		// snnTorch's delayed subtraction of th/β, β = 0.8: vreset =
+		// th·(1 − 1/β) = −25 mantissas, amount 125·64 = 8000; 9000 − 8000.
+		{"subtract threshold over beta", 8999, 1, 100, -25, true, 1000, true},
+		// vreset 50: amount 50·64 = 3200; 6401 − 3200 = 3201.
+		{"subtract less than threshold", 6400, 1, 100, 50, true, 3201, true},
+		// vreset = vth (snnTorch's "none"): the spike leaves v alone.
+		{"subtract nothing", 6400, 1, 100, 100, true, 6401, true},
+		// No spike, no reset, whatever the program.
+		{"below threshold untouched", 6400, 0, 100, -20, false, 6400, false},
+		{"below threshold untouched subtract", 6400, 0, 100, -20, true, 6400, false},
+		// vreset above vth raises v: 8,000,000 − (100 − 131071)·64 =
+		// 16,382,144, clipped to 2^23 − 1.
+		{"subtract negative amount clips", 8_000_000, 0, 100, MaxVth, true, 8_388_607, true},
+		// The extreme reset values stay inside 24 bits: ±131071·64 = ±8,388,544.
+		{"reset to most negative", 6400, 1, 100, -MaxVth, false, -8_388_544, true},
+	}
+	for _, tc := range tests {
+		n := Neuron{Du: MaxDecay, Dv: 0, Vth: tc.vth, VReset: tc.vreset, Bias: tc.bias, Spiking: true, Subtract: tc.subtract}
+		u, v, s := n.Step(0, tc.v, 0)
+		if u != 0 || v != tc.wantV || s != tc.wantSpike {
+			t.Errorf("%s: got u=%d v=%d spike=%v, want u=0 v=%d spike=%v", tc.name, u, v, s, tc.wantV, tc.wantSpike)
+		}
+	}
+	// NeuronStep is Neuron.Step with VReset 0.
+	for _, sub := range []bool{false, true} {
+		n := Neuron{Du: 100, Dv: 200, Vth: 50, Bias: 17, Spiking: true, Subtract: sub}
+		u1, v1, s1 := n.Step(-300, 5000, 9)
+		u2, v2, s2 := NeuronStep(-300, 5000, 9, 100, 200, 50, 17, true, sub)
+		if u1 != u2 || v1 != v2 || s1 != s2 {
+			t.Errorf("subtract %v: Neuron.Step %d %d %v, NeuronStep %d %d %v", sub, u1, v1, s1, u2, v2, s2)
+		}
+	}
+}
+
 func TestBiasAndWeightExponent(t *testing.T) {
 	// scale_bias: mant·2^exp, arithmetic right shift for a negative exp.
 	for _, tc := range []struct {
@@ -124,13 +180,20 @@ func TestLavaWeights(t *testing.T) {
 	}
 }
 
-// The instance's fused layer loop must compute what NeuronStep computes,
+// The instance's fused layer loop must compute what Neuron.Step computes,
 // neuron by neuron, over random states, parameters and inputs, with a
 // Dense of each exponent sign in front.
 func TestInstanceMatchesNeuronStep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const n, m, batch = 17, 9, 2
-	for _, exp := range []int{-3, 0, 2} {
+	// The Lava neurons first, then the reset variants (random VReset, both
+	// reset forms), drawn after them so the first cases keep their draws.
+	type variant struct {
+		exp    int
+		vreset bool
+	}
+	for _, vt := range []variant{{-3, false}, {0, false}, {2, false}, {-3, true}, {0, true}, {2, true}} {
+		exp := vt.exp
 		w := make([]int32, n*m)
 		for i := range w {
 			w[i] = 2 * int32(rng.IntN(256)-128)
@@ -141,6 +204,13 @@ func TestInstanceMatchesNeuronStep(t *testing.T) {
 			l.Du[i], l.Dv[i], l.Vth[i] = int32(rng.IntN(4096)), int32(rng.IntN(4096)), int32(rng.IntN(2000))
 			l.BiasMant[i], l.BiasExp[i] = int32(rng.IntN(8192)-4096), int32(rng.IntN(8))
 			l.Scale[i] = 1
+		}
+		if vt.vreset {
+			l.Subtract = exp != 0
+			l.VReset = make([]int32, n)
+			for i := range l.VReset {
+				l.VReset[i] = int32(rng.IntN(4000) - 2000)
+			}
 		}
 		net := &Network{
 			Inputs:  []*InputPort{{Name: "x", Size: m, Bits: 8, FracBits: 0}},
@@ -167,7 +237,11 @@ func TestInstanceMatchesNeuronStep(t *testing.T) {
 					}
 					k := s*n + i
 					var spk bool
-					u[k], v[k], spk = NeuronStep(u[k], v[k], shiftExp(acc, exp), l.Du[i], l.Dv[i], l.Vth[i], effectiveBias(l.BiasMant[i], l.BiasExp[i]), true, l.Subtract)
+					nr := Neuron{Du: l.Du[i], Dv: l.Dv[i], Vth: l.Vth[i], Bias: effectiveBias(l.BiasMant[i], l.BiasExp[i]), Spiking: true, Subtract: l.Subtract}
+					if l.VReset != nil {
+						nr.VReset = l.VReset[i]
+					}
+					u[k], v[k], spk = nr.Step(u[k], v[k], shiftExp(acc, exp))
 					gu, gv, _ := in.State("l", s, i)
 					if int64(gu) != u[k] || int64(gv) != v[k] || (in.Output(0)[k] == 1) != spk {
 						t.Fatalf("exp %d step %d slot %d neuron %d: instance u=%d v=%d out=%v, NeuronStep u=%d v=%d spike=%v", exp, step, s, i, gu, gv, in.Output(0)[k], u[k], v[k], spk)

@@ -70,7 +70,9 @@ type NeuronModel string
 
 const (
 	// ModelLIF is Lava's PyLifModelBitAcc (the zero value means it too);
-	// Layer.Subtract selects the subtractive-reset microcode variant.
+	// Layer.Subtract selects the subtractive-reset microcode variant, and
+	// a non-nil Layer.VReset the reset to (or subtraction towards) a
+	// value other than 0, another one.
 	ModelLIF NeuronModel = "lif"
 	// ModelHeaviside is a stateless threshold, a microcode program:
 	// u ← wrap24(a·2^6) (Lava's u with du = 4095), v ← clip24(u + bias),
@@ -111,9 +113,13 @@ type Layer struct {
 	PayloadShift []int32
 	// Offset is added by the host to a GradedVec readout's v·Scale: the
 	// Affine biases of the readout's synapses (GradedVec has no bias).
-	Offset   []float64
-	Du, Dv   []int32
-	Vth      []int32 // threshold mantissa; the test is v > Vth·2^6
+	Offset []float64
+	Du, Dv []int32
+	Vth    []int32 // threshold mantissa; the test is v > Vth·2^6
+	// VReset is the reset mantissa on the threshold's grid (Neuron.VReset):
+	// a spike sets v to VReset·2^6, or with Subtract lowers it by
+	// (Vth − VReset)·2^6. nil means 0 everywhere, Lava's LIF.
+	VReset   []int32
 	BiasMant []int32
 	BiasExp  []int32
 	// Scale is the float value of one unit of v, per neuron: a non-spiking
@@ -263,8 +269,11 @@ type NodeReport struct {
 	DecayUError    float64 `json:"decay_u_error"`
 	DecayVError    float64 `json:"decay_v_error"`
 	ThresholdError float64 `json:"threshold_error"`
-	BiasError      float64 `json:"bias_error"`
-	StateScale     float64 `json:"state_scale,omitempty"`
+	// ResetError is the largest error of v_reset, relative to the
+	// neuron's threshold (reported where some v_reset is not 0).
+	ResetError float64 `json:"reset_error,omitempty"`
+	BiasError  float64 `json:"bias_error"`
+	StateScale float64 `json:"state_scale,omitempty"`
 	// Notes records approximations beyond rounding.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -284,9 +293,10 @@ func unsupported(node, format string, args ...any) error {
 }
 
 // neuronParams are the float parameters of one neuron in the form the
-// integer model needs: v ← am·v + u + bias, u ← as·u + c·x.
+// integer model needs: v ← am·v + u + bias, u ← as·u + c·x; a spike
+// resets v to vreset (or subtracts vth − vreset).
 type neuronParams struct {
-	am, as, c, bias, vth, vleak float64
+	am, as, c, bias, vth, vleak, vreset float64
 }
 
 // Convert maps a float Program onto the chip's integers. It first folds
@@ -303,11 +313,61 @@ func Convert(p *compile.Program, cfg *Config) (*Network, *ConversionReport, erro
 	if p == nil || p.Graph == nil {
 		return nil, nil, fmt.Errorf("loihi: program has no graph")
 	}
-	g, frep, err := compile.FoldLinear(p.Graph)
+	g, frep, err := fold(p.Graph)
 	if err != nil {
 		return nil, nil, err
 	}
 	return convert(p, g, frep, cfg)
+}
+
+// fold runs compile.FoldLinear, then turns each Scale node it left (a
+// region on a cycle, such as snnTorch's one-to-one recurrence, RSynaptic
+// with all_to_all=False) into the Linear node with its scales on the
+// diagonal, where it has one source and one target: the same map at the
+// same place in the graph, so the cycle keeps its step of delay, and a
+// synapse node the chip has. It costs n² synapses for n neurons, most of
+// them zero; the counters count only the non-zero ones.
+func fold(g *snn.Graph) (*snn.Graph, *compile.FoldReport, error) {
+	g, frep, err := compile.FoldLinear(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	var scales []string
+	names := g.NamesOfKind(snn.KindScale)
+	if len(names) == 0 {
+		return g, frep, nil
+	}
+	topo := g.Topology()
+	for _, name := range names {
+		if len(topo.In(name)) == 1 && len(topo.Out(name)) == 1 {
+			scales = append(scales, name)
+		}
+	}
+	if len(scales) == 0 {
+		return g, frep, nil
+	}
+	shapes, err := g.Shapes()
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &snn.Graph{Nodes: make(map[string]snn.Node, len(g.Nodes)), Edges: g.Edges}
+	for name, n := range g.Nodes {
+		out.Nodes[name] = n
+	}
+	for _, name := range scales {
+		sc := g.Nodes[name].(*snn.Scale)
+		n := snn.Size(shapes[name].Out)
+		w := snn.NewTensor(n, n)
+		for i := 0; i < n; i++ {
+			f := sc.Scale[0]
+			if len(sc.Scale) > 1 {
+				f = sc.Scale[i]
+			}
+			w.Data[i*n+i] = f
+		}
+		out.Nodes[name] = &snn.Linear{Weight: w}
+	}
+	return out, frep, nil
 }
 
 // isLayer reports whether nodes of kind k become a neuron group.
@@ -592,9 +652,9 @@ func params(name string, node snn.Node, i int, dt float64) (neuronParams, error)
 		return np, unsupported(name, "neuron %d has input gain %g: the chip needs a positive input scale (r and w_in > 0)", i, np.c)
 	}
 	if snn.IsSpiking(node.Kind()) {
-		if vreset != 0 {
-			return np, unsupported(name, "v_reset is %g at neuron %d: Lava's LIF resets to 0 (and the subtractive variant subtracts the threshold)", vreset, i)
-		}
+		// A v_reset other than 0 runs as the reset microcode variant
+		// (Neuron.VReset); 0 is Lava's LIF.
+		np.vreset = vreset
 		if !(np.vth > 0) {
 			return np, unsupported(name, "v_threshold is %g at neuron %d: the threshold mantissa is unsigned and must be positive here", np.vth, i)
 		}
@@ -823,6 +883,8 @@ func (c *layerConversion) minUnit() float64 {
 		bv := (uF+math.Abs(c.biasF[i]))*steps + math.Abs(p.vleak)
 		if l.Spiking {
 			bv = math.Max(o.Headroom*p.vth, p.vth+uF+math.Abs(c.biasF[i]))
+			// After a reset v sits at (or, subtracting, above) v_reset.
+			bv = math.Max(bv, math.Abs(p.vreset))
 		}
 		c.bvs[i] = bv
 		if c.readout {
@@ -832,7 +894,8 @@ func (c *layerConversion) minUnit() float64 {
 		}
 		dmin := math.Max(bv, uF) / (maxUV - 1)
 		if l.Spiking {
-			dmin = math.Max(dmin, p.vth/(float64(MaxVth)*(1<<VthShift)))
+			// The threshold and the reset mantissas fit 17 bits.
+			dmin = math.Max(dmin, math.Max(p.vth, math.Abs(p.vreset))/(float64(MaxVth)*(1<<VthShift)))
 		}
 		// δ_i = c_i·U/64: the float input unit U per dendritic unit.
 		umin = math.Max(umin, dmin*float64(l.actUnit())/p.c)
@@ -931,6 +994,7 @@ func (c *layerConversion) thresholds(U, floorLoss float64) {
 			}
 			l.Vth[i] = int32(m)
 			nr.ThresholdError = math.Max(nr.ThresholdError, math.Abs(m*delta*(1<<VthShift)-p.vth)/p.vth)
+			c.resetMant(i, delta, p)
 		} else {
 			l.Vth[i] = MaxVth
 		}
@@ -947,6 +1011,34 @@ func (c *layerConversion) thresholds(U, floorLoss float64) {
 		l.BiasMant[i], l.BiasExp[i] = int32(m), e
 		nr.BiasError = math.Max(nr.BiasError, math.Abs(math.Ldexp(m, int(e))*delta-c.biasF[i]))
 	}
+}
+
+// resetMant sets neuron i's reset mantissa: v_reset rounded to the
+// threshold's grid, round(v_reset/(δ·2^6)) half away from zero (as the
+// threshold), so a subtractive reset lowers v by exactly the grid value of
+// v_threshold − v_reset when both are on the grid, and by nothing when
+// they are equal (snnTorch's "none"). VReset stays nil while every
+// mantissa is 0, as Lava's LIF has it.
+func (c *layerConversion) resetMant(i int, delta float64, p neuronParams) {
+	l, nr := c.l, &c.nr
+	if p.vreset == 0 {
+		return
+	}
+	m := math.Round(p.vreset / (delta * (1 << VthShift)))
+	if math.Abs(m) > MaxVth {
+		m = math.Copysign(MaxVth, m)
+		nr.Notes = appendOnce(nr.Notes, "v_reset clamped to the 17-bit magnitude of the threshold's mantissa")
+	}
+	if l.VReset == nil {
+		l.VReset = make([]int32, l.N)
+		if l.Subtract {
+			nr.Notes = append(nr.Notes, "neuron program: subtractive reset by v_threshold − v_reset (a microcode variant beyond Lava's LIF)")
+		} else {
+			nr.Notes = append(nr.Notes, "neuron program: reset to v_reset (a microcode variant beyond Lava's LIF)")
+		}
+	}
+	l.VReset[i] = int32(m)
+	nr.ResetError = math.Max(nr.ResetError, math.Abs(m*delta*(1<<VthShift)-p.vreset)/p.vth)
 }
 
 // payloads sizes a graded layer's payload shifts so that each neuron's
