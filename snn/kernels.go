@@ -1,53 +1,139 @@
 package snn
 
+import "math"
+
 // The vector kernels of the simulator's hot loops. Each has a portable
-// version here; kernels_amd64.go may replace them with assembly.
+// version here (the reference); kernels_amd64.go may replace them with
+// assembly for AVX2+FMA or AVX-512, chosen once at start-up by CPU feature.
+//
+// Every implementation of a kernel computes the same thing in the same
+// order with the same roundings, so results are bit-identical whichever
+// runs: a multiply-add is one fused operation (fma32) everywhere, and the
+// dense product sums each output column over its inputs in index order.
+// kernels_test.go checks every implementation this CPU can run against the
+// reference, bit for bit, by table and by fuzz target. Building with the
+// tag noasm leaves only the portable code.
+
+// isaLevel is the instruction set the kernels use.
+type isaLevel int
+
+const (
+	isaGo     isaLevel = iota // portable Go
+	isaAVX2                   // AVX2 and FMA
+	isaAVX512                 // AVX-512 F, BW, VL, DQ
+)
+
+func (l isaLevel) String() string {
+	return [...]string{"go", "avx2", "avx512"}[l]
+}
+
+// isa is the level in use: hostISA unless a test lowers it.
+var isa = hostISA
+
+// KernelISA names the instruction set the simulator's vector kernels use
+// on this machine: "avx512", "avx2" or "go" (portable; also under the
+// build tag noasm).
+func KernelISA() string { return isa.String() }
 
 // vecMin is the length from which the assembly kernels pay for their call.
 const vecMin = 16
 
-// axpby sets y = a·y + b·x.
+// fma32 is a·b + c rounded once to float32, as a hardware fused
+// multiply-add computes it. math.FMA rounds the exact value once to
+// float64; converting that to float32 rounds a second time, which can
+// differ from one rounding only when the float64 lands exactly on a
+// float32 halfway point (or below float32's normal range): those rare
+// cases take fma32Odd. An explicit conversion keeps the compiler from
+// fusing differently on architectures where it fuses.
+func fma32(a, b, c float32) float32 {
+	r := math.FMA(float64(a), float64(b), float64(c))
+	// float32 keeps 23 of float64's 52 fraction bits: halfway is the first
+	// dropped bit set and the other 28 clear. An exponent field below
+	// 1023−126 is below float32's normal range.
+	if bits := math.Float64bits(r); bits&(1<<29-1) == 1<<28 || bits&(0x7ff<<52) < 0x381<<52 {
+		return fma32Odd(a, b, c)
+	}
+	return float32(r)
+}
+
+// fma32Odd computes fma32 through a float64 sum rounded to odd, which
+// makes the second rounding, to float32, correct (float64 has more than
+// 2·24+2 bits). The product of two float32s is exact in float64.
+func fma32Odd(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	if math.IsInf(s, 0) || math.IsNaN(s) || s == 0 {
+		return float32(s)
+	}
+	// The error of the float64 sum (Knuth's TwoSum).
+	bb := s - p
+	e := (p - (s - bb)) + (float64(c) - bb)
+	if e != 0 {
+		bits := math.Float64bits(s)
+		if bits&1 == 0 {
+			if (e > 0) == (s > 0) {
+				bits++
+			} else {
+				bits--
+			}
+			s = math.Float64frombits(bits)
+		}
+	}
+	return float32(s)
+}
+
+// axpby sets y = a·y + b·x (one rounding of b·x + (a·y)).
 func axpby(a float32, y []float32, b float32, x []float32) {
 	x = x[:len(y)]
-	if useAVX2 && len(y) >= vecMin {
-		axpbyAVX2(a, b, &y[0], &x[0], len(y))
-		return
+	if len(y) >= vecMin {
+		switch isa {
+		case isaAVX512:
+			axpbyAVX512(a, b, &y[0], &x[0], len(y))
+			return
+		case isaAVX2:
+			axpbyAVX2(a, b, &y[0], &x[0], len(y))
+			return
+		}
 	}
 	axpbyGo(a, y, b, x)
 }
 
 func axpbyGo(a float32, y []float32, b float32, x []float32) {
 	x = x[:len(y)]
-	i := 0
-	for ; i+4 <= len(y); i += 4 {
-		y0 := a*y[i] + b*x[i]
-		y1 := a*y[i+1] + b*x[i+1]
-		y2 := a*y[i+2] + b*x[i+2]
-		y3 := a*y[i+3] + b*x[i+3]
-		y[i], y[i+1], y[i+2], y[i+3] = y0, y1, y2, y3
-	}
-	for ; i < len(y); i++ {
-		y[i] = a*y[i] + b*x[i]
+	for i := range y {
+		y[i] = fma32(b, x[i], float32(a*y[i]))
 	}
 }
 
-// axpy sets y = y + a·x.
+// axpy sets y = y + a·x (one rounding).
 func axpy(a float32, x, y []float32) {
 	x = x[:len(y)]
-	if useAVX2 && len(y) >= vecMin {
-		axpbyAVX2(1, a, &y[0], &x[0], len(y))
-		return
+	if len(y) >= vecMin {
+		switch isa {
+		case isaAVX512:
+			axpbyAVX512(1, a, &y[0], &x[0], len(y))
+			return
+		case isaAVX2:
+			axpbyAVX2(1, a, &y[0], &x[0], len(y))
+			return
+		}
 	}
 	for i := range y {
-		y[i] += a * x[i]
+		y[i] = fma32(a, x[i], y[i])
 	}
 }
 
 // scal sets x = a·x.
 func scal(a float32, x []float32) {
-	if useAVX2 && len(x) >= vecMin {
-		scalAVX2(a, &x[0], len(x))
-		return
+	if len(x) >= vecMin {
+		switch isa {
+		case isaAVX512:
+			scalAVX512(a, &x[0], len(x))
+			return
+		case isaAVX2:
+			scalAVX2(a, &x[0], len(x))
+			return
+		}
 	}
 	for i := range x {
 		x[i] *= a
@@ -57,9 +143,15 @@ func scal(a float32, x []float32) {
 // addTo sets y = y + x.
 func addTo(y, x []float32) {
 	x = x[:len(y)]
-	if useAVX2 && len(y) >= vecMin {
-		axpbyAVX2(1, 1, &y[0], &x[0], len(y))
-		return
+	if len(y) >= vecMin {
+		switch isa {
+		case isaAVX512:
+			axpbyAVX512(1, 1, &y[0], &x[0], len(y))
+			return
+		case isaAVX2:
+			axpbyAVX2(1, 1, &y[0], &x[0], len(y))
+			return
+		}
 	}
 	for i := range y {
 		y[i] += x[i]
@@ -68,8 +160,13 @@ func addTo(y, x []float32) {
 
 // nextAbove returns the first index i >= from with u[i] > th, or len(u).
 func nextAbove(u []float32, th float32, from int) int {
-	if useAVX2 && len(u)-from >= vecMin {
-		return from + nextAboveAVX2(&u[from], len(u)-from, th)
+	if len(u)-from >= vecMin {
+		switch isa {
+		case isaAVX512:
+			return from + nextAboveAVX512(&u[from], len(u)-from, th)
+		case isaAVX2:
+			return from + nextAboveAVX2(&u[from], len(u)-from, th)
+		}
 	}
 	for i := from; i < len(u); i++ {
 		if u[i] > th {
@@ -81,26 +178,38 @@ func nextAbove(u []float32, th float32, from int) int {
 
 // gemvT adds Σ_j x[j]·w[j·ldw : j·ldw+len(y)] to y: the product of a
 // transposed (in × out, row stride ldw) weight matrix with a dense input.
+// Each y[c] takes one fused multiply-add per input, in input order.
 func gemvT(y, w, x []float32, ldw int) {
 	if len(x) == 0 || len(y) == 0 {
 		return
 	}
 	_ = w[(len(x)-1)*ldw+len(y)-1]
 	cols := 0
-	if useAVX2 && len(y) >= 8 {
+	switch {
+	case isa == isaAVX512:
+		// Masked stores cover every column.
+		gemvTAVX512(&y[0], &w[0], &x[0], len(x), ldw, len(y))
+		return
+	case isa == isaAVX2 && len(y) >= 8:
 		cols = len(y) &^ 7
 		gemvTAVX2(&y[0], &w[0], &x[0], len(x), ldw, cols)
 	}
-	if cols == len(y) {
-		return
+	if cols < len(y) {
+		gemvTGo(y[cols:], w[cols:], x, ldw)
 	}
+}
+
+func gemvTGo(y, w, x []float32, ldw int) {
 	for j, xj := range x {
-		if xj == 0 {
-			continue
-		}
-		row := w[j*ldw+cols : j*ldw+len(y)]
+		row := w[j*ldw : j*ldw+len(y)]
 		for i, v := range row {
-			y[cols+i] += xj * v
+			// fma32, inlined by hand: the compiler will not.
+			r := math.FMA(float64(xj), float64(v), float64(y[i]))
+			if bits := math.Float64bits(r); bits&(1<<29-1) == 1<<28 || bits&(0x7ff<<52) < 0x381<<52 {
+				y[i] = fma32Odd(xj, v, y[i])
+			} else {
+				y[i] = float32(r)
+			}
 		}
 	}
 }

@@ -1,9 +1,21 @@
+//go:build amd64 && !noasm
+
 package snn
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects the assembly kernels; they need AVX2 and FMA.
-var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// hostISA is the best kernel set this CPU runs. AVX-512 needs F for the
+// arithmetic, BW for the 16-bit weight loads and VL/DQ for the masks.
+var hostISA = func() isaLevel {
+	x := cpu.X86
+	switch {
+	case x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512DQ && x.HasFMA:
+		return isaAVX512
+	case x.HasAVX2 && x.HasFMA:
+		return isaAVX2
+	}
+	return isaGo
+}()
 
 //go:noescape
 func axpbyAVX2(a, b float32, y, x *float32, n int)
@@ -16,3 +28,15 @@ func nextAboveAVX2(u *float32, n int, th float32) int
 
 //go:noescape
 func gemvTAVX2(y, w, x *float32, nin, ldw, cols int)
+
+//go:noescape
+func axpbyAVX512(a, b float32, y, x *float32, n int)
+
+//go:noescape
+func scalAVX512(a float32, y *float32, n int)
+
+//go:noescape
+func nextAboveAVX512(u *float32, n int, th float32) int
+
+//go:noescape
+func gemvTAVX512(y, w, x *float32, nin, ldw, cols int)

@@ -1,3 +1,5 @@
+//go:build amd64 && !noasm
+
 #include "textflag.h"
 
 // func axpbyAVX2(a, b float32, y, x *float32, n int)

@@ -1,10 +1,16 @@
-//go:build !amd64
+//go:build !amd64 || noasm
 
 package snn
 
-const useAVX2 = false
+// Without assembly (another architecture, or the build tag noasm) only the
+// portable kernels exist.
+const hostISA = isaGo
 
-func axpbyAVX2(a, b float32, y, x *float32, n int)    { panic("unreachable") }
-func scalAVX2(a float32, y *float32, n int)           { panic("unreachable") }
-func nextAboveAVX2(u *float32, n int, th float32) int { panic("unreachable") }
-func gemvTAVX2(y, w, x *float32, nin, ldw, cols int)  { panic("unreachable") }
+func axpbyAVX2(a, b float32, y, x *float32, n int)      { panic("unreachable") }
+func scalAVX2(a float32, y *float32, n int)             { panic("unreachable") }
+func nextAboveAVX2(u *float32, n int, th float32) int   { panic("unreachable") }
+func gemvTAVX2(y, w, x *float32, nin, ldw, cols int)    { panic("unreachable") }
+func axpbyAVX512(a, b float32, y, x *float32, n int)    { panic("unreachable") }
+func scalAVX512(a float32, y *float32, n int)           { panic("unreachable") }
+func nextAboveAVX512(u *float32, n int, th float32) int { panic("unreachable") }
+func gemvTAVX512(y, w, x *float32, nin, ldw, cols int)  { panic("unreachable") }

@@ -63,12 +63,16 @@ func BenchmarkGemvT(b *testing.B) {
 		for i := range x {
 			x[i] = 0.5
 		}
-		b.Run(fmt.Sprintf("%dx%d/kernel", nin, nout), func(b *testing.B) {
-			b.SetBytes(int64(4 * nin * nout))
-			for b.Loop() {
-				gemvT(y, w, x, nout)
-			}
-		})
+		for _, l := range isaLevels() {
+			b.Run(fmt.Sprintf("%dx%d/%v", nin, nout, l), func(b *testing.B) {
+				b.SetBytes(int64(4 * nin * nout))
+				withISA(l, func() {
+					for b.Loop() {
+						gemvT(y, w, x, nout)
+					}
+				})
+			})
+		}
 		b.Run(fmt.Sprintf("%dx%d/gonum", nin, nout), func(b *testing.B) {
 			b.SetBytes(int64(4 * nin * nout))
 			for b.Loop() {

@@ -1,0 +1,250 @@
+package snn
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// isaLevels are the kernel sets this CPU can run, the portable one first.
+func isaLevels() []isaLevel {
+	var ls []isaLevel
+	for l := isaGo; l <= hostISA; l++ {
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// withISA runs f with the kernels of level l.
+func withISA(l isaLevel, f func()) {
+	old := isa
+	isa = l
+	defer func() { isa = old }()
+	f()
+}
+
+// sameBits reports the first index where a and b differ bit for bit
+// (any NaN equals any NaN), or -1.
+func sameBits(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestFMA32 checks the portable fused multiply-add against float64
+// arithmetic where it is exact, and on halfway cases where a double
+// rounding would differ.
+func TestFMA32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		a, b, c := float32(rng.NormFloat64()), float32(rng.NormFloat64()), float32(rng.NormFloat64()*1e-3)
+		want := float32(math.FMA(float64(a), float64(b), float64(c)))
+		got := fma32(a, b, c)
+		// math.FMA rounds once to float64, then float32() again: the two
+		// may differ only when float64 lands on a float32 halfway point.
+		if got != want {
+			s := math.FMA(float64(a), float64(b), float64(c))
+			if math.Float64bits(s)&(1<<28-1) != 1<<28 {
+				t.Fatalf("fma32(%v, %v, %v) = %v, want %v", a, b, c, got, want)
+			}
+		}
+	}
+	// (1 + 2^-23)·2^-24 + 1 = 1 + 2^-24 + 2^-47: rounded to float64 it
+	// stays exact, so the test is of the float32 rounding (up, since above
+	// the halfway point). 2^-24·(1 + 2^-23) + 1 with the product rounded
+	// first would give the halfway point and round to even, 1.
+	if got := fma32(1+1.0/(1<<23), 1.0/(1<<24), 1); got != 1+1.0/(1<<23) {
+		t.Fatalf("fma32 near halfway: %v, want %v", got, float32(1+1.0/(1<<23)))
+	}
+	// 2^-24 + 2^-80 + 1 is a double-rounding case: float64 rounds it to
+	// 1 + 2^-24 (halfway for float32), round-to-odd keeps it above.
+	a, b := float32(1+1.0/(1<<23)), float32(1.0/(1<<24)+1.0/(1<<47))
+	want := float32(1 + 1.0/(1<<23))
+	if got := fma32(a, b, 1); got != want {
+		t.Fatalf("fma32 double rounding: %v, want %v", got, want)
+	}
+}
+
+// TestKernelsBitIdentical runs every kernel of every level this CPU has on
+// the same inputs, over lengths that reach every block size and tail, and
+// requires the results of the portable kernels bit for bit.
+func TestKernelsBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	vec := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for _, n := range []int{1, 7, 15, 16, 17, 31, 63, 64, 65, 100, 127, 128, 129, 200, 300} {
+		x, y0 := vec(n), vec(n)
+		a, b := float32(rng.NormFloat64()), float32(rng.NormFloat64())
+		th := float32(rng.NormFloat64()) + 1.5
+		type gemvCase struct {
+			w, x []float32
+			ldw  int
+		}
+		var gemvs []gemvCase
+		for _, nin := range []int{1, 5, 33} {
+			for _, pad := range []int{0, 3} {
+				c := gemvCase{w: vec(nin * (n + pad)), x: vec(nin), ldw: n + pad}
+				c.x[0] = 0
+				gemvs = append(gemvs, c)
+			}
+		}
+		var ref [][]float32
+		for _, l := range isaLevels() {
+			var outs [][]float32
+			withISA(l, func() {
+				y := append([]float32(nil), y0...)
+				axpby(a, y, b, x)
+				outs = append(outs, y)
+				y = append([]float32(nil), y0...)
+				axpy(a, x, y)
+				outs = append(outs, y)
+				y = append([]float32(nil), y0...)
+				scal(a, y)
+				outs = append(outs, y)
+				y = append([]float32(nil), y0...)
+				addTo(y, x)
+				outs = append(outs, y)
+				for _, c := range gemvs {
+					y = append([]float32(nil), y0...)
+					gemvT(y, c.w, c.x, c.ldw)
+					outs = append(outs, y)
+				}
+				var idx []float32
+				for i := nextAbove(y0, th, 0); i < n; i = nextAbove(y0, th, i+1) {
+					idx = append(idx, float32(i))
+				}
+				outs = append(outs, idx)
+			})
+			if ref == nil {
+				ref = outs
+				continue
+			}
+			for k := range outs {
+				if len(outs[k]) != len(ref[k]) {
+					t.Fatalf("n %d level %v result %d: length %d, want %d", n, l, k, len(outs[k]), len(ref[k]))
+				}
+				if i := sameBits(outs[k], ref[k]); i >= 0 {
+					t.Fatalf("n %d level %v result %d: [%d] = %v, portable %v", n, l, k, i, outs[k][i], ref[k][i])
+				}
+			}
+		}
+	}
+}
+
+// fuzzFloats decodes fuzz bytes as float32s, at most n.
+func fuzzFloats(b []byte, n int) []float32 {
+	v := make([]float32, 0, min(n, len(b)/4))
+	for i := 0; i+4 <= len(b) && len(v) < n; i += 4 {
+		v = append(v, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
+	}
+	return v
+}
+
+func fuzzSeeds(f *testing.F) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 16, 37, 130, 400} {
+		b := make([]byte, 4*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(rng.NormFloat64())))
+		}
+		f.Add(b, uint8(n%9), float32(0.9), float32(-1.25))
+	}
+}
+
+// FuzzVectorKernels: axpby, axpy, scal, addTo and nextAbove agree bit for
+// bit across levels on arbitrary bits (NaN, infinities, subnormals
+// included).
+func FuzzVectorKernels(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, off uint8, a, b float32) {
+		v := fuzzFloats(data, 1024)
+		n := len(v) / 2
+		if n == 0 {
+			return
+		}
+		x, y0 := v[:n], v[n:2*n]
+		from := int(off) % n
+		var ref [][]float32
+		for _, l := range isaLevels() {
+			var outs [][]float32
+			withISA(l, func() {
+				y := append([]float32(nil), y0...)
+				axpby(a, y, b, x)
+				outs = append(outs, y)
+				y = append([]float32(nil), y0...)
+				axpy(a, x, y)
+				outs = append(outs, y)
+				y = append([]float32(nil), y0...)
+				scal(a, y)
+				outs = append(outs, y)
+				y = append([]float32(nil), y0...)
+				addTo(y, x)
+				outs = append(outs, y)
+				outs = append(outs, []float32{float32(nextAbove(y0, a, from))})
+			})
+			if ref == nil {
+				ref = outs
+				continue
+			}
+			for k := range outs {
+				if i := sameBits(outs[k], ref[k]); i >= 0 {
+					t.Fatalf("n %d level %v result %d: [%d] = %v, portable %v", n, l, k, i, outs[k][i], ref[k][i])
+				}
+			}
+		}
+	})
+}
+
+// FuzzGemvT: the dense product agrees bit for bit across levels for
+// arbitrary shapes, strides and bits.
+func FuzzGemvT(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, shape uint8, _, _ float32) {
+		v := fuzzFloats(data, 4096)
+		nin := 1 + int(shape%7)
+		pad := int(shape/7) % 5
+		nout := (len(v) - nin) / (nin + 1) // y, x and w fit in v
+		nout -= pad
+		if nout <= 0 {
+			return
+		}
+		ldw := nout + pad
+		x, y0, w := v[:nin], v[nin:nin+nout], v[nin+nout:]
+		if len(w) < (nin-1)*ldw+nout {
+			return
+		}
+		var ref []float32
+		for _, l := range isaLevels() {
+			y := append([]float32(nil), y0...)
+			withISA(l, func() { gemvT(y, w, x, ldw) })
+			if ref == nil {
+				ref = y
+				continue
+			}
+			if i := sameBits(y, ref); i >= 0 {
+				t.Fatalf("nin %d nout %d ldw %d level %v: [%d] = %v, portable %v", nin, nout, ldw, l, i, y[i], ref[i])
+			}
+		}
+	})
+}
+
+// FuzzFMA32: the fast path of fma32 agrees with the round-to-odd one.
+func FuzzFMA32(f *testing.F) {
+	f.Add(float32(1+1.0/(1<<23)), float32(1.0/(1<<24)+1.0/(1<<47)), float32(1))
+	f.Add(float32(1e-30), float32(1e-10), float32(-1e-40))
+	f.Fuzz(func(t *testing.T, a, b, c float32) {
+		got, want := fma32(a, b, c), fma32Odd(a, b, c)
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("fma32(%v, %v, %v) = %v, round-to-odd %v", a, b, c, got, want)
+		}
+	})
+}
