@@ -40,3 +40,15 @@ func nextAboveAVX512(u *float32, n int, th float32) int
 
 //go:noescape
 func gemvTAVX512(y, w, x *float32, nin, ldw, cols int)
+
+//go:noescape
+func gemvTBF16AVX512(y *float32, w *uint16, x *float32, nin, ldw, cols int)
+
+//go:noescape
+func axpyBF16AVX512(a float32, w *uint16, y *float32, n int)
+
+//go:noescape
+func gemvTBF16AVX2(y *float32, w *uint16, x *float32, nin, ldw, cols int)
+
+//go:noescape
+func axpyBF16AVX2(a float32, w *uint16, y *float32, n int)

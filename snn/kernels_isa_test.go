@@ -248,3 +248,72 @@ func FuzzFMA32(f *testing.F) {
 		}
 	})
 }
+
+// FuzzBF16Kernels: the bfloat16 product and column add agree bit for bit
+// across levels, and with the float32 kernels over the widened weights.
+func FuzzBF16Kernels(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, shape uint8, a, _ float32) {
+		v := fuzzFloats(data, 4096)
+		nin := 1 + int(shape%7)
+		pad := int(shape/7) % 5
+		nout := (len(v)-nin)/(nin+1) - pad
+		if nout <= 0 {
+			return
+		}
+		ldw := nout + pad
+		x, y0, wf := v[:nin], v[nin:nin+nout], v[nin+nout:]
+		if len(wf) < (nin-1)*ldw+nout {
+			return
+		}
+		w := make([]uint16, len(wf))
+		wide := make([]float32, len(wf))
+		for i, f := range wf {
+			w[i] = toBF16(f)
+			wide[i] = fromBF16(w[i])
+		}
+		var ref [2][]float32
+		withISA(isaGo, func() {
+			ref[0] = append([]float32(nil), y0...)
+			gemvT(ref[0], wide, x, ldw)
+			ref[1] = append([]float32(nil), y0...)
+			axpy(a, wide[:nout], ref[1])
+		})
+		for _, l := range isaLevels() {
+			var got [2][]float32
+			withISA(l, func() {
+				got[0] = append([]float32(nil), y0...)
+				gemvTBF16(got[0], w, x, ldw)
+				got[1] = append([]float32(nil), y0...)
+				axpyBF16(a, w[:nout], got[1])
+			})
+			for k := range got {
+				if i := sameBits(got[k], ref[k]); i >= 0 {
+					t.Fatalf("nin %d nout %d ldw %d level %v kernel %d: [%d] = %v, float32 portable %v", nin, nout, ldw, l, k, i, got[k][i], ref[k][i])
+				}
+			}
+		}
+	})
+}
+
+func TestToBF16(t *testing.T) {
+	for _, c := range []struct {
+		in   float32
+		want uint16
+	}{
+		{1, 0x3f80},
+		{-2, 0xc000},
+		{math.Float32frombits(0x3f808000), 0x3f80}, // halfway, to even
+		{math.Float32frombits(0x3f818000), 0x3f82}, // halfway, to even (up)
+		{math.Float32frombits(0x3f808001), 0x3f81},
+		{float32(math.Inf(1)), 0x7f80},
+		{math.MaxFloat32, 0x7f80}, // rounds to infinity
+	} {
+		if got := toBF16(c.in); got != c.want {
+			t.Errorf("toBF16(%v) = %#04x, want %#04x", c.in, got, c.want)
+		}
+	}
+	if nan := fromBF16(toBF16(float32(math.NaN()))); nan == nan {
+		t.Errorf("toBF16(NaN) is not a NaN")
+	}
+}

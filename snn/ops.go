@@ -12,9 +12,9 @@ func (s *Simulator) compileNode(node Node, sn *simNode, sh Shape) (operator, err
 	case *Output, *Flatten:
 		return passOp{}, nil
 	case *Linear:
-		return newLinearOp(x.Weight, nil, s.opts.SparseDensity), nil
+		return newLinearOp(x.Weight, nil, s.opts.SparseDensity, s.opts.Weights), nil
 	case *Affine:
-		return newLinearOp(x.Weight, x.Bias, s.opts.SparseDensity), nil
+		return newLinearOp(x.Weight, x.Bias, s.opts.SparseDensity, s.opts.Weights), nil
 	case *Scale:
 		return &scaleOp{s: broadcast32(x.Scale, sn.n)}, nil
 	case *Conv2d:
@@ -126,7 +126,8 @@ func (op *thresholdOp) reset(*simNode, int) {}
 // compressed columns instead.
 type linearOp struct {
 	nin, nout int
-	wt        []float32 // in × out; nil when sparse
+	wt        []float32 // in × out; nil when sparse or in bfloat16
+	wb        []uint16  // in × out in bfloat16 (Options.Weights); else nil
 	colPtr    []int32   // sparse: column j is rows[colPtr[j]:colPtr[j+1]]
 	rows      []int32
 	vals      []float32
@@ -135,7 +136,7 @@ type linearOp struct {
 	dense     []int // scratch: the slots whose input takes the dense path this step
 }
 
-func newLinearOp(w *Tensor, bias []float32, sparseDensity float64) *linearOp {
+func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precision) *linearOp {
 	nout, nin := w.Shape[0], w.Shape[1]
 	op := &linearOp{nin: nin, nout: nout, bias: bias, fanout: make([]int32, nin)}
 	nnz := 0
@@ -162,6 +163,15 @@ func newLinearOp(w *Tensor, bias []float32, sparseDensity float64) *linearOp {
 					op.vals[fill[j]] = v
 					fill[j]++
 				}
+			}
+		}
+		return op
+	}
+	if prec == BFloat16 {
+		op.wb = make([]uint16, nin*nout)
+		for r := 0; r < nout; r++ {
+			for j, v := range w.Data[r*nin : (r+1)*nin] {
+				op.wb[j*nout+r] = toBF16(v)
 			}
 		}
 		return op
@@ -198,9 +208,9 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 			y := sn.out[slot*op.nout : (slot+1)*op.nout]
 			list, ok := s.eventList(src, sn, slot)
 			switch {
-			case ok && (op.wt == nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
+			case ok && (op.colPtr != nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
 				c.SynapticOps += op.events(list, x, y)
-			case op.wt == nil:
+			case op.colPtr != nil:
 				c.SynapticOps += op.sparseDense(x, y)
 			default:
 				c.SynapticOps += op.fanoutOf(x)
@@ -240,13 +250,21 @@ func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
 // the cache instead of each slot streaming the whole matrix.
 func (op *linearOp) denseRange(xs, ys []float32, c0, c1 int) {
 	block := 64
+	if isa == isaAVX512 {
+		block = 128 // the kernel's widest block; the sums are the same
+	}
 	if len(op.dense) == 1 {
 		block = c1 - c0
 	}
 	for b0 := c0; b0 < c1; b0 += block {
 		b1 := min(b0+block, c1)
 		for _, slot := range op.dense {
-			gemvT(ys[slot*op.nout+b0:slot*op.nout+b1], op.wt[b0:], xs[slot*op.nin:(slot+1)*op.nin], op.nout)
+			y, x := ys[slot*op.nout+b0:slot*op.nout+b1], xs[slot*op.nin:(slot+1)*op.nin]
+			if op.wb != nil {
+				gemvTBF16(y, op.wb[b0:], x, op.nout)
+			} else {
+				gemvT(y, op.wt[b0:], x, op.nout)
+			}
 		}
 	}
 }
@@ -254,6 +272,13 @@ func (op *linearOp) denseRange(xs, ys []float32, c0, c1 int) {
 // events adds the columns of the active inputs, scaled by their values.
 func (op *linearOp) events(list []int32, x, y []float32) int64 {
 	var ops int64
+	if op.wb != nil {
+		for _, j := range list {
+			axpyBF16(x[j], op.wb[int(j)*op.nout:(int(j)+1)*op.nout], y)
+			ops += int64(op.fanout[j])
+		}
+		return ops
+	}
 	if op.wt != nil {
 		for _, j := range list {
 			axpy(x[j], op.wt[int(j)*op.nout:(int(j)+1)*op.nout], y)

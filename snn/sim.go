@@ -28,6 +28,10 @@ type Options struct {
 	// products of at least 65,536 multiply-adds are split by output columns
 	// among them. Default 1 (Step runs on the caller's goroutine alone).
 	Workers int
+	// Weights is the precision of the weights of dense synapse products
+	// (Linear and Affine nodes not stored as compressed columns). Default
+	// Float32, exact; BFloat16 halves the bytes each product streams.
+	Weights Precision
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -46,6 +50,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if c.Batch < 0 || c.Batch > 1<<20 {
 		return c, fmt.Errorf("snn: Options.Batch is %d, must be between 1 and %d", c.Batch, 1<<20)
+	}
+	if c.Weights > BFloat16 {
+		return c, fmt.Errorf("snn: Options.Weights is %v, must be Float32 or BFloat16", c.Weights)
 	}
 	if c.EventFraction == 0 {
 		c.EventFraction = 0.25

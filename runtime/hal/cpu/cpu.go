@@ -5,7 +5,8 @@
 //	import _ "github.com/neuro-go/neuro/runtime/hal/cpu"
 //	dev, err := hal.Open("cpu", hal.Config{Options: map[string]string{"workers": "4"}})
 //
-// The option "workers" is Config.Workers.
+// The option "workers" is Config.Workers; "precision" (float32 or
+// bfloat16) is Config.Precision.
 package cpu
 
 import (
@@ -26,6 +27,11 @@ func init() {
 		var c Config
 		if err := hal.ParseOptions(Name, cfg.Options, map[string]func(string) error{
 			"workers": hal.IntOption(&c.Workers),
+			"precision": func(v string) error {
+				p, err := snn.ParsePrecision(v)
+				c.Precision = p
+				return err
+			},
 		}); err != nil {
 			return nil, err
 		}
@@ -47,12 +53,20 @@ type Config struct {
 	// Default: GOMAXPROCS when a program is loaded, at most 256, because a
 	// single sequence is what an interactive user waits on.
 	Workers int
+	// Precision is how the weights of dense synapse products are stored
+	// (snn.Options.Weights). Default snn.Float32, exact; snn.BFloat16
+	// halves the bytes each token streams, at a measured cost in quality
+	// (bench/RESULTS.md).
+	Precision snn.Precision
 }
 
 // Validate reports whether c is usable; New runs it.
 func (c *Config) Validate() error {
 	if c.Workers < 0 || c.Workers > maxWorkers {
 		return fmt.Errorf("cpu: Config.Workers is %d, must be from 1 to %d (0: GOMAXPROCS)", c.Workers, maxWorkers)
+	}
+	if c.Precision != snn.Float32 && c.Precision != snn.BFloat16 {
+		return fmt.Errorf("cpu: Config.Precision is %v, must be float32 or bfloat16", c.Precision)
 	}
 	return nil
 }
@@ -79,8 +93,8 @@ func New(cfg *Config) (*Device, error) {
 func (d *Device) Config() Config { return d.cfg }
 
 // Capabilities reports the simulator's model: no resource limits.
-func (*Device) Capabilities() hal.Capabilities {
-	return hal.Capabilities{Name: Name, Kind: hal.KindCPU, Vendor: "Neuro", Model: "float32 simulator", Target: compile.CPUTarget()}
+func (d *Device) Capabilities() hal.Capabilities {
+	return hal.Capabilities{Name: Name, Kind: hal.KindCPU, Vendor: "Neuro", Model: d.cfg.Precision.String() + " simulator", Target: compile.CPUTarget()}
 }
 
 // Load builds a simulator for the program.
@@ -102,7 +116,7 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 	if workers == 0 {
 		workers = min(runtime.GOMAXPROCS(0), maxWorkers)
 	}
-	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: dt, Batch: batch, Workers: workers})
+	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: dt, Batch: batch, Workers: workers, Weights: d.cfg.Precision})
 	if err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}

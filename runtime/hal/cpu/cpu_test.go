@@ -10,6 +10,7 @@ import (
 	"github.com/neuro-go/neuro/runtime/hal"
 	"github.com/neuro-go/neuro/runtime/hal/cpu"
 	"github.com/neuro-go/neuro/runtime/hal/haltest"
+	"github.com/neuro-go/neuro/snn"
 )
 
 func TestConformance(t *testing.T) {
@@ -20,6 +21,23 @@ func TestConformanceOneWorker(t *testing.T) {
 	haltest.Run(t, haltest.Backend{Open: func() (hal.Device, error) {
 		return hal.Open(cpu.Name, hal.Config{Options: map[string]string{"workers": "1"}})
 	}})
+}
+
+// bfloat16 weights pass the same conformance suite.
+func TestConformanceBFloat16(t *testing.T) {
+	haltest.Run(t, haltest.Backend{Open: func() (hal.Device, error) {
+		return hal.Open(cpu.Name, hal.Config{Options: map[string]string{"precision": "bfloat16"}})
+	}})
+	d, err := hal.Open(cpu.Name, hal.Config{Options: map[string]string{"precision": "bf16"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.(*cpu.Device).Config().Precision; got != snn.BFloat16 {
+		t.Fatalf("precision=bf16 gives %v", got)
+	}
+	if _, err := cpu.New(&cpu.Config{Precision: 9}); err == nil {
+		t.Fatal("Precision 9 accepted")
+	}
 }
 
 // The typed constructor and the zero Device are the same device as the
@@ -66,9 +84,10 @@ func TestWorkersOption(t *testing.T) {
 		{map[string]string{"workers": "x"}, `hal: cpu: option workers="x": want an integer: invalid syntax`, nil},
 		{map[string]string{"workers": "1.5"}, `option workers="1.5": want an integer`, nil},
 		{map[string]string{"workers": "0x10"}, `option workers="0x10": want an integer`, nil},
-		{map[string]string{"threads": "2"}, `hal: cpu: option threads="2": hal: unknown option (cpu takes [workers])`, hal.ErrUnknownOption},
+		{map[string]string{"threads": "2"}, `hal: cpu: option threads="2": hal: unknown option (cpu takes [precision workers])`, hal.ErrUnknownOption},
 		{map[string]string{"workers": "-2"}, "cpu: Config.Workers is -2", nil},
 		{map[string]string{"workers": "1000"}, "cpu: Config.Workers is 1000", nil},
+		{map[string]string{"precision": "int4"}, `hal: cpu: option precision="int4": snn: unknown precision "int4"`, nil},
 	} {
 		t.Run(fmt.Sprint(tc.opts), func(t *testing.T) {
 			d, err := hal.Open(cpu.Name, hal.Config{Options: tc.opts})

@@ -1,0 +1,111 @@
+package snn
+
+import (
+	"fmt"
+	"math"
+)
+
+// Precision is how the simulator stores the weights of dense synapse
+// products (Linear and Affine nodes kept as a dense matrix). Sums, states
+// and sparse (compressed) weights stay float32 whatever it is.
+type Precision uint8
+
+const (
+	// Float32 keeps the weights as the graph gives them: exact. The default.
+	Float32 Precision = iota
+	// BFloat16 rounds each weight to the nearest bfloat16 (8 bits of
+	// mantissa, float32's range), halving the bytes a product streams.
+	// Products and sums stay float32.
+	BFloat16
+)
+
+func (p Precision) String() string {
+	switch p {
+	case Float32:
+		return "float32"
+	case BFloat16:
+		return "bfloat16"
+	}
+	return fmt.Sprintf("Precision(%d)", p)
+}
+
+// ParsePrecision reads a precision by name: "float32" (or "f32", ""),
+// "bfloat16" (or "bf16").
+func ParsePrecision(s string) (Precision, error) {
+	switch s {
+	case "", "float32", "f32", "fp32":
+		return Float32, nil
+	case "bfloat16", "bf16":
+		return BFloat16, nil
+	}
+	return 0, fmt.Errorf("snn: unknown precision %q (want float32 or bfloat16)", s)
+}
+
+// WeightBytes is the bytes one weight takes at p.
+func (p Precision) WeightBytes() int {
+	if p == BFloat16 {
+		return 2
+	}
+	return 4
+}
+
+// toBF16 rounds v to the nearest bfloat16, ties to even; a NaN stays a
+// (quiet) NaN.
+func toBF16(v float32) uint16 {
+	b := math.Float32bits(v)
+	if v != v {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+// fromBF16 widens a bfloat16 exactly.
+func fromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// gemvTBF16 is gemvT with bfloat16 weights, widened exactly: the same sum
+// as gemvT over the widened matrix, bit for bit.
+func gemvTBF16(y []float32, w []uint16, x []float32, ldw int) {
+	if len(x) == 0 || len(y) == 0 {
+		return
+	}
+	_ = w[(len(x)-1)*ldw+len(y)-1]
+	cols := 0
+	switch {
+	case isa == isaAVX512:
+		gemvTBF16AVX512(&y[0], &w[0], &x[0], len(x), ldw, len(y))
+		return
+	case isa == isaAVX2 && len(y) >= 8:
+		cols = len(y) &^ 7
+		gemvTBF16AVX2(&y[0], &w[0], &x[0], len(x), ldw, cols)
+	}
+	if cols < len(y) {
+		gemvTBF16Go(y[cols:], w[cols:], x, ldw)
+	}
+}
+
+func gemvTBF16Go(y []float32, w []uint16, x []float32, ldw int) {
+	for j, xj := range x {
+		row := w[j*ldw : j*ldw+len(y)]
+		for i, h := range row {
+			y[i] = fma32(xj, fromBF16(h), y[i])
+		}
+	}
+}
+
+// axpyBF16 sets y = y + a·w (one rounding), w in bfloat16.
+func axpyBF16(a float32, w []uint16, y []float32) {
+	w = w[:len(y)]
+	done := 0
+	switch {
+	case isa == isaAVX512 && len(y) > 0:
+		axpyBF16AVX512(a, &w[0], &y[0], len(y))
+		return
+	case isa == isaAVX2 && len(y) >= 8:
+		done = len(y) &^ 7
+		axpyBF16AVX2(a, &w[0], &y[0], done)
+	}
+	for i := done; i < len(y); i++ {
+		y[i] = fma32(a, fromBF16(w[i]), y[i])
+	}
+}
