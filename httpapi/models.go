@@ -275,6 +275,15 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		reason = "no model is deployed"
 	}
 	out["deployments"] = list
+	if nl, ok := s.be.(NodeLister); ok {
+		nodes := nl.Nodes()
+		out["nodes"] = nodes
+		for _, n := range nodes {
+			if n.Self {
+				out["node"] = n.Name
+			}
+		}
+	}
 	if reason != "" {
 		out["status"] = "unavailable"
 		out["reason"] = reason

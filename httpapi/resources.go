@@ -126,12 +126,14 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 	if e != nil {
 		return spec, e
 	}
-	if node, e := parseString(raw.Node, "node"); e != nil {
+	node, e := parseString(raw.Node, "node")
+	if e != nil {
 		return spec, e
-	} else if node != "" {
+	}
+	if _, cluster := s.be.(NodeLister); node != "" && !cluster {
 		return spec, invalid("node", "invalid_value", "this server is not in a cluster: it has no node %q", node)
 	}
-	return runtime.DeploymentSpec{ID: id, Model: m.ID, Device: device, Replicas: int(replicas), MaxBatch: int(batch), Owner: principal}, nil
+	return runtime.DeploymentSpec{ID: id, Model: m.ID, Device: device, Replicas: int(replicas), MaxBatch: int(batch), Owner: principal, Node: node}, nil
 }
 
 // deploymentError maps a failure to create a deployment.

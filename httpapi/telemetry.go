@@ -15,6 +15,26 @@ type telemetryResponse struct {
 		End   int64 `json:"end"`
 	} `json:"window"`
 	*runtime.Summary
+	// Nodes are those of a backend that spans several (NodeLister).
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+}
+
+// NodeStatus is one node of a cluster as /v1/telemetry and /health
+// report it.
+type NodeStatus struct {
+	Name string `json:"name"`
+	// Up is false for a node that has joined and is not answering now:
+	// the records it made before are in the totals, its later ones not.
+	Up bool `json:"up"`
+	// Self marks the node that answers.
+	Self bool `json:"self,omitempty"`
+}
+
+// NodeLister is an optional ability of a Backend that spans several
+// nodes (a cluster): /v1/telemetry and /health list its nodes, so that
+// a node that is down is reported, never silently left out.
+type NodeLister interface {
+	Nodes() []NodeStatus
 }
 
 // handleTelemetry reports the caller's own requests. window is a Go
@@ -43,6 +63,9 @@ func (s *Server) handleTelemetry(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := telemetryResponse{Object: "telemetry", Summary: sum}
+	if nl, ok := s.be.(NodeLister); ok {
+		out.Nodes = nl.Nodes()
+	}
 	out.Window.Start, out.Window.End = sum.WindowStart.Unix(), sum.WindowEnd.Unix()
 	writeJSON(w, http.StatusOK, &out)
 }

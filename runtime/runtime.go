@@ -287,6 +287,9 @@ type DeploymentSpec struct {
 	// Options.DataDir it is kept across restarts (RestoreDeployments).
 	// Empty for the program's own deployments.
 	Owner string
+	// Node, in a cluster, names the node that must run it; a runtime
+	// alone ignores it.
+	Node string
 }
 
 // Deploy loads a model onto a device and starts serving it, and returns

@@ -18,16 +18,41 @@ type Telemetry struct {
 	start time.Time
 	size  int // records kept per caller
 	rings map[string]*ring
+	// forward, when set, takes the records made here instead of the
+	// store (Add still keeps its records).
+	forward func(Record)
 }
 
-// ring is one caller's most recent records.
+// ring is one caller's most recent records, and the totals of all its
+// records since the start, which the ring's bound never truncates.
 type ring struct {
-	recs []requestRecord
-	next int
-	full bool
+	recs     []requestRecord
+	next     int
+	full     bool
+	total    tally
+	byModel  map[string]*tally
+	byDeploy map[string]*tally
 }
 
 func (r *ring) add(rec requestRecord, size int) {
+	r.total.add(&rec)
+	for _, g := range []struct {
+		key string
+		m   *map[string]*tally
+	}{{rec.model, &r.byModel}, {rec.deployment, &r.byDeploy}} {
+		if g.key == "" {
+			continue
+		}
+		if *g.m == nil {
+			*g.m = map[string]*tally{}
+		}
+		t := (*g.m)[g.key]
+		if t == nil {
+			t = &tally{}
+			(*g.m)[g.key] = t
+		}
+		t.add(&rec)
+	}
 	if len(r.recs) < size && !r.full {
 		r.recs = append(r.recs, rec) // grows with use: idle callers cost little
 		return
@@ -67,12 +92,71 @@ func (t *Telemetry) record(req *Request, res *Result, err error, start, end time
 
 func (t *Telemetry) add(rec requestRecord) {
 	t.mu.Lock()
+	if fn := t.forward; fn != nil {
+		t.mu.Unlock()
+		fn(Record{At: rec.at, Principal: rec.principal, Model: rec.model, Deployment: rec.deployment, Endpoint: rec.endpoint,
+			Err: rec.err, Latency: rec.latency, TTFT: rec.ttft, PromptTokens: rec.promptTokens, CompletionTokens: rec.completion, Stats: rec.stats})
+		return
+	}
 	r := t.rings[rec.principal]
 	if r == nil {
 		r = &ring{}
 		t.rings[rec.principal] = r
 	}
 	r.add(rec, t.size)
+	t.mu.Unlock()
+}
+
+// Record is one request as telemetry keeps it: what a program that
+// keeps telemetry elsewhere as well (a cluster sums its nodes') copies.
+type Record struct {
+	At                                     time.Time
+	Principal, Model, Deployment, Endpoint string
+	Err                                    bool
+	Latency, TTFT                          time.Duration
+	PromptTokens, CompletionTokens         int
+	Stats                                  Stats
+}
+
+// NewTelemetry returns an empty store that keeps up to records records
+// per caller (0: 20,000), for a program that assembles telemetry from
+// records made elsewhere (Add). now is the clock; nil is time.Now.
+func NewTelemetry(records int, now func() time.Time) *Telemetry {
+	if records <= 0 {
+		records = 20_000
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return newTelemetry(records, now)
+}
+
+// Add keeps a record made elsewhere. One older than the store reaches
+// back its summaries' start, so that stores given the same records
+// report the same totals whenever each was made.
+func (t *Telemetry) Add(rec Record) {
+	t.mu.Lock()
+	if rec.At.Before(t.start) {
+		t.start = rec.At
+	}
+	r := t.rings[rec.Principal]
+	if r == nil {
+		r = &ring{}
+		t.rings[rec.Principal] = r
+	}
+	r.add(requestRecord{at: rec.At, principal: rec.Principal, model: rec.Model, deployment: rec.Deployment, endpoint: rec.Endpoint,
+		err: rec.Err, latency: rec.Latency, ttft: rec.TTFT, promptTokens: rec.PromptTokens, completion: rec.CompletionTokens, stats: rec.Stats}, t.size)
+	t.mu.Unlock()
+}
+
+// Forward sends the records made here from now on (by the runtime and
+// by Record* calls) to fn instead of keeping them; nil keeps them again.
+// A cluster forwards its nodes' records to one log that every node's
+// store reads back through Add. fn runs on the recording goroutine and
+// must not block.
+func (t *Telemetry) Forward(fn func(Record)) {
+	t.mu.Lock()
+	t.forward = fn
 	t.mu.Unlock()
 }
 
@@ -186,9 +270,36 @@ func (t *Telemetry) Summarize(f Filter) (*Summary, error) {
 	t.mu.Lock()
 	var recs []requestRecord
 	truncated := false
+	// Since the start, the counts come from the running totals, exact
+	// however many records the rings have dropped; percentiles always
+	// come from the records.
+	exact := from.Equal(t.start) && (f.Model == "" || f.Deployment == "")
+	var total tally
+	byModel, byDeploy := map[string]*tally{}, map[string]*tally{}
 	for principal, rg := range t.rings {
 		if f.Principal != "" && principal != f.Principal {
 			continue
+		}
+		if exact {
+			switch {
+			case f.Model != "":
+				total.merge(rg.byModel[f.Model])
+			case f.Deployment != "":
+				total.merge(rg.byDeploy[f.Deployment])
+			default:
+				total.merge(&rg.total)
+			}
+			for _, g := range []struct{ from, into map[string]*tally }{{rg.byModel, byModel}, {rg.byDeploy, byDeploy}} {
+				for k, v := range g.from {
+					if into := g.into[k]; into != nil {
+						into.merge(v)
+					} else {
+						c := &tally{}
+						c.merge(v)
+						g.into[k] = c
+					}
+				}
+			}
 		}
 		oldest := now
 		for _, r := range rg.recs {
@@ -227,43 +338,108 @@ func (t *Telemetry) Summarize(f Filter) (*Summary, error) {
 	}
 	group(func(r requestRecord) string { return r.model }, s.ByModel)
 	group(func(r requestRecord) string { return r.deployment }, s.ByDeploy)
+	if exact {
+		s.Requests, s.Tokens, s.Neuro = total.counts()
+		// The groups the filter selects: with a model filter, only that
+		// model's deployments; with a deployment filter, only its model.
+		for _, g := range []struct {
+			from map[string]*tally
+			into map[string]*GroupSummary
+		}{{byModel, s.ByModel}, {byDeploy, s.ByDeploy}} {
+			for k, v := range g.from {
+				gs := g.into[k]
+				if gs == nil {
+					if f.Model != "" || f.Deployment != "" {
+						continue // no record of it passes the filter
+					}
+					gs = &GroupSummary{}
+					g.into[k] = gs
+				}
+				gs.Requests, gs.Tokens, gs.Neuro = v.counts()
+			}
+		}
+	}
 	return s, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func summarize(recs []requestRecord) (RequestCounts, Percentiles, TokenCounts, NeuroCounts) {
-	rc := RequestCounts{ByEndpoint: map[string]int{}}
-	var tc TokenCounts
-	var nc NeuroCounts
-	lat := make([]float64, 0, len(recs))
-	var generating time.Duration
-	for _, r := range recs {
-		rc.Total++
-		if r.err {
-			rc.Errors++
-		}
-		if r.endpoint != "" {
-			rc.ByEndpoint[r.endpoint]++
-		}
-		lat = append(lat, ms(r.latency))
-		tc.Prompt += r.promptTokens
-		tc.Completion += r.completion
-		if r.completion > 0 && r.latency > r.ttft {
-			generating += r.latency - r.ttft
-		}
-		nc.Timesteps += r.stats.Timesteps
-		nc.Spikes += r.stats.Spikes
-		nc.SynapticOps += r.stats.SynapticOps
-		nc.spikingUpdates += r.stats.SpikingUpdates
-		nc.EnergyMicrojoule += r.stats.EnergyMicrojoule
+// tally sums records: the counts of a summary, without percentiles.
+type tally struct {
+	rc         RequestCounts
+	tc         TokenCounts
+	nc         NeuroCounts
+	generating time.Duration // time after the first token, for per_second
+}
+
+func (t *tally) add(r *requestRecord) {
+	if t.rc.ByEndpoint == nil {
+		t.rc.ByEndpoint = map[string]int{}
 	}
-	if generating > 0 {
-		tc.PerSecond = float64(tc.Completion) / generating.Seconds()
+	t.rc.Total++
+	if r.err {
+		t.rc.Errors++
+	}
+	if r.endpoint != "" {
+		t.rc.ByEndpoint[r.endpoint]++
+	}
+	t.tc.Prompt += r.promptTokens
+	t.tc.Completion += r.completion
+	if r.completion > 0 && r.latency > r.ttft {
+		t.generating += r.latency - r.ttft
+	}
+	t.nc.Timesteps += r.stats.Timesteps
+	t.nc.Spikes += r.stats.Spikes
+	t.nc.SynapticOps += r.stats.SynapticOps
+	t.nc.spikingUpdates += r.stats.SpikingUpdates
+	t.nc.EnergyMicrojoule += r.stats.EnergyMicrojoule
+}
+
+func (t *tally) merge(o *tally) {
+	if o == nil {
+		return
+	}
+	if t.rc.ByEndpoint == nil {
+		t.rc.ByEndpoint = map[string]int{}
+	}
+	t.rc.Total += o.rc.Total
+	t.rc.Errors += o.rc.Errors
+	for k, v := range o.rc.ByEndpoint {
+		t.rc.ByEndpoint[k] += v
+	}
+	t.tc.Prompt += o.tc.Prompt
+	t.tc.Completion += o.tc.Completion
+	t.generating += o.generating
+	t.nc.Timesteps += o.nc.Timesteps
+	t.nc.Spikes += o.nc.Spikes
+	t.nc.SynapticOps += o.nc.SynapticOps
+	t.nc.spikingUpdates += o.nc.spikingUpdates
+	t.nc.EnergyMicrojoule += o.nc.EnergyMicrojoule
+}
+
+// counts finishes the rates.
+func (t *tally) counts() (RequestCounts, TokenCounts, NeuroCounts) {
+	rc, tc, nc := t.rc, t.tc, t.nc
+	if rc.ByEndpoint == nil {
+		rc.ByEndpoint = map[string]int{}
+	}
+	if t.generating > 0 {
+		tc.PerSecond = float64(tc.Completion) / t.generating.Seconds()
 	}
 	if nc.spikingUpdates > 0 {
 		nc.SpikeRate = nc.Spikes / nc.spikingUpdates
 	}
+	return rc, tc, nc
+}
+
+func summarize(recs []requestRecord) (RequestCounts, Percentiles, TokenCounts, NeuroCounts) {
+	var t tally
+	lat := make([]float64, 0, len(recs))
+	for i := range recs {
+		t.add(&recs[i])
+		lat = append(lat, ms(recs[i].latency))
+	}
+	rc, tc, nc := t.counts()
 	return rc, percentiles(lat), tc, nc
 }
 
