@@ -2,11 +2,16 @@ package loihi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	goruntime "runtime"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/models"
 	"github.com/neuro-go/neuro/runtime/hal/loihi"
 	"github.com/neuro-go/neuro/snn"
 )
@@ -66,4 +71,81 @@ func BenchmarkStep(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkLoadModels measures Device.Load of the built-in language
+// models, as a server started with -device loihi pays for it: neuro-1-lite
+// (folded from 557k weights to about 3.9M synapses, then converted) and
+// neuro-1-standard and neuro-1-heavy, which do not fit and are refused.
+// peak-MB is the largest heap in use during the Load (sampled), B/op and
+// allocs/op what it allocated in all.
+//
+//	go test -run '^$' -bench LoadModels -benchtime 3x ./runtime/hal/loihi
+func BenchmarkLoadModels(b *testing.B) {
+	for _, id := range []string{models.Lite, models.Standard, models.Heavy} {
+		b.Run(id, func(b *testing.B) {
+			m, err := models.Load(id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dev, _ := loihi.New(nil)
+			peak := newPeakHeap()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				peak.start()
+				inst, err := dev.Load(context.Background(), m.Program, 1)
+				peak.stop()
+				if id == models.Heavy && !errors.Is(err, compile.ErrUnsupported) || id == models.Lite && err != nil {
+					b.Fatalf("%s: Load: %v", id, err)
+				}
+				if inst != nil {
+					inst.Close()
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(peak.max)/(1<<20), "peak-MB")
+		})
+	}
+}
+
+// peakHeap samples runtime.MemStats.HeapAlloc every millisecond while
+// running, above what was in use when it started.
+type peakHeap struct {
+	base, max uint64
+	done      chan struct{}
+	wg        sync.WaitGroup
+}
+
+func newPeakHeap() *peakHeap { return &peakHeap{} }
+
+func (p *peakHeap) start() {
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	p.base = ms.HeapAlloc
+	p.done = make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			var ms goruntime.MemStats
+			goruntime.ReadMemStats(&ms)
+			if ms.HeapAlloc > p.base {
+				p.max = max(p.max, ms.HeapAlloc-p.base)
+			}
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+func (p *peakHeap) stop() {
+	close(p.done)
+	p.wg.Wait()
 }
