@@ -1,6 +1,10 @@
 package snn
 
-import "math"
+import (
+	"math"
+	"sync"
+	"time"
+)
 
 // The vector kernels of the simulator's hot loops. Each has a portable
 // version here (the reference); kernels_amd64.go may replace them with
@@ -212,4 +216,41 @@ func gemvTGo(y, w, x []float32, ldw int) {
 			}
 		}
 	}
+}
+
+// PeakFLOPS measures the floating-point rate the dense kernel reaches when
+// its operands sit in the L1 cache, on threads goroutines for about d: the
+// compute roof of a roofline for this machine and kernel set (2 FLOPs per
+// multiply-add). It is a measurement, not the datasheet figure.
+func PeakFLOPS(threads int, d time.Duration) float64 {
+	const nin, nout = 16, 256 // 16 KiB of weights
+	threads = max(threads, 1)
+	var wg sync.WaitGroup
+	calls := make([]int64, threads)
+	start := time.Now()
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, x, y := make([]float32, nin*nout), make([]float32, nin), make([]float32, nout)
+			for i := range w {
+				w[i] = 1e-3
+			}
+			for i := range x {
+				x[i] = 1e-3
+			}
+			for time.Since(start) < d {
+				for range 64 {
+					gemvT(y, w, x, nout)
+				}
+				calls[t] += 64
+			}
+		}()
+	}
+	wg.Wait()
+	var n int64
+	for _, c := range calls {
+		n += c
+	}
+	return float64(n) * 2 * nin * nout / time.Since(start).Seconds()
 }
