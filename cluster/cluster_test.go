@@ -1,0 +1,320 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neuro-go/neuro/compile"
+	_ "github.com/neuro-go/neuro/compile/onnx" // the network the tests compile
+	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/tokenizer"
+)
+
+const owner = "alice"
+
+func digitsRun(dep string) *runtime.RunRequest {
+	x := make([]float32, 64)
+	for i := range x {
+		x[i] = float32(i%7) / 7
+	}
+	return &runtime.RunRequest{Deployment: dep, Samples: []runtime.Sample{{Vector: x}}, Seed: 7, Principal: owner, Endpoint: "run"}
+}
+
+func chatRequest(dep string) *runtime.Request {
+	seed := int64(3)
+	return &runtime.Request{Deployment: dep, Messages: []tokenizer.Message{{Role: "user", Content: "hello there"}},
+		Sampling: runtime.Sampling{Temperature: 0.8, Seed: &seed}, MaxTokens: 12, Principal: owner, Endpoint: "chat"}
+}
+
+// TestCluster runs one cluster through the scenarios in order: each
+// leaves the cluster as the next needs it (a killed node stays dead).
+func TestCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three NATS servers")
+	}
+	tc := startCluster(t)
+	a, b, c := tc.join("a"), tc.join("b"), tc.join("c")
+	ctx := context.Background()
+
+	var netID string
+	var want *runtime.RunResult
+	t.Run("compile on a, deploy from b, run through c", func(t *testing.T) {
+		data, err := os.ReadFile("../compile/testdata/digits/mlp.onnx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nw, err := a.node.Compile(ctx, &runtime.CompileRequest{Format: "onnx", Data: data, Name: "digits", Owner: owner,
+			Import: compile.ImportOptions{Conversion: compile.ConversionOptions{Timesteps: 32}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		netID = nw.ID
+		eventually(t, 5*time.Second, "the network registered on b and c", func() error {
+			for _, n := range []*testNode{b, c} {
+				if _, err := n.node.Model(netID); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		info, err := b.node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: "digits.1", Model: netID, Device: "cpu", MaxBatch: 4, Owner: owner}, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Status != runtime.StatusReady || info.Node == "" {
+			t.Fatalf("deployment: status %s on node %q", info.Status, info.Node)
+		}
+		eventually(t, 5*time.Second, "c sees the deployment ready", func() error {
+			ci, err := c.node.DeploymentInfo("digits.1")
+			if err == nil && (ci.Status != runtime.StatusReady || ci.Node != info.Node) {
+				err = fmt.Errorf("c sees %s on %q", ci.Status, ci.Node)
+			}
+			return err
+		})
+		want, err = c.node.Run(ctx, digitsRun("digits.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := tc.nodes[info.Node].rt.Run(ctx, digitsRun("digits.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(want.Outputs, direct.Outputs) {
+			t.Fatalf("routed run %+v, direct run %+v", want.Outputs, direct.Outputs)
+		}
+		if err := b.node.DeleteNetwork(netID, owner); !errors.Is(err, runtime.ErrInUse) {
+			t.Fatalf("deleting a deployed network: %v, want ErrInUse", err)
+		}
+	})
+
+	t.Run("chat stream routed across nodes", func(t *testing.T) {
+		if _, err := c.node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: "chat-a", Model: "neuro-1-lite", Node: "a", Owner: owner}, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		var events []string
+		res, err := c.node.Generate(ctx, chatRequest("chat-a"), func(ev runtime.Event) error {
+			events = append(events, ev.Text)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := a.rt.Generate(ctx, chatRequest("chat-a"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) < 2 || strings.Join(events, "") != direct.Choices[0].Text || res.Choices[0].Text != direct.Choices[0].Text {
+			t.Fatalf("routed %d events %q, result %q; direct %q", len(events), events, res.Choices[0].Text, direct.Choices[0].Text)
+		}
+		if res.Deployment != "chat-a" || res.Usage != direct.Usage {
+			t.Fatalf("routed result %s %+v, direct %+v", res.Deployment, res.Usage, direct.Usage)
+		}
+		// Prepare is routed too, and refuses what the serving node would.
+		if _, ids, err := b.node.Prepare(chatRequest("chat-a")); err != nil || len(ids) == 0 {
+			t.Fatalf("Prepare: %d ids, %v", len(ids), err)
+		}
+		bad := chatRequest("chat-a")
+		bad.Sampling.Temperature = 5
+		var pe *runtime.ParamError
+		if _, err := b.node.Generate(ctx, bad, nil); !errors.As(err, &pe) || pe.Param != "temperature" {
+			t.Fatalf("a bad request routed: %v, want a ParamError on temperature", err)
+		}
+	})
+
+	t.Run("telemetry totals equal on every node", func(t *testing.T) {
+		eventually(t, 5*time.Second, "equal totals", func() error {
+			var got []string
+			for _, n := range []*testNode{a, b, c} {
+				s, err := n.node.Telemetry().Summarize(runtime.Filter{Principal: owner})
+				if err != nil {
+					return err
+				}
+				got = append(got, fmt.Sprintf("%d/%d/%d/%d %v", s.Requests.Total, s.Requests.Errors, s.Tokens.Completion, s.Neuro.Timesteps, s.Requests.ByEndpoint))
+			}
+			// 2 runs (one routed, one direct), 2 generations, 1 refused.
+			if got[0] != got[1] || got[1] != got[2] || !strings.HasPrefix(got[0], "5/1/") {
+				return fmt.Errorf("totals %v", got)
+			}
+			return nil
+		})
+	})
+
+	t.Run("keys from the cluster", func(t *testing.T) {
+		ka, err := a.node.Keys()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc, err := c.node.Keys()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ka.Add(ctx, "sk-1", "bob"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Second, "key on c", func() error {
+			if p, ok := kc.Principal("sk-1"); !ok || p != "bob" {
+				return errors.New("not yet")
+			}
+			return nil
+		})
+		if err := kc.Revoke(ctx, "sk-1"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Second, "revoked on a", func() error {
+			if _, ok := ka.Principal("sk-1"); ok {
+				return errors.New("still there")
+			}
+			return nil
+		})
+	})
+
+	var victim string
+	t.Run("node killed: its deployment moves", func(t *testing.T) {
+		info, _ := c.node.DeploymentInfo("digits.1")
+		victim = info.Node
+		var entry *testNode
+		for _, n := range []*testNode{a, b, c} {
+			if n.name != victim {
+				entry = n
+			}
+		}
+		// A stream served by the victim ends with an error when it dies.
+		if _, err := entry.node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: "long", Model: "neuro-1-heavy", Node: victim, Owner: owner, MaxBatch: 1}, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		started := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			req := chatRequest("long")
+			req.MaxTokens = 1_000_000
+			m, _ := entry.node.Model("neuro-1-heavy")
+			stops, _ := m.Tokenizer.StopIDs()
+			if id, ok := m.Tokenizer.SpecialID(tokenizer.EndOfText); ok {
+				stops = append(stops, id)
+			}
+			req.Sampling.LogitBias = map[int]float64{}
+			for _, id := range stops {
+				req.Sampling.LogitBias[id] = -100
+			}
+			first := true
+			_, err := entry.node.Generate(ctx, req, func(runtime.Event) error {
+				if first {
+					first = false
+					close(started)
+				}
+				return nil
+			})
+			done <- err
+		}()
+		<-started
+		killed := time.Now()
+		tc.kill(victim)
+		select {
+		case err := <-done:
+			if !errors.Is(err, runtime.ErrDeviceUnavailable) {
+				t.Fatalf("the stream ended with %v, want ErrDeviceUnavailable", err)
+			}
+			t.Logf("stream ended %v after the kill: %v", time.Since(killed).Round(time.Millisecond), err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the stream hangs after its node died")
+		}
+		eventually(t, 10*time.Second, "the deployment moved", func() error {
+			info, err := entry.node.DeploymentInfo("digits.1")
+			if err == nil && (info.Node == victim || info.Node == "" || info.Status != runtime.StatusReady) {
+				err = fmt.Errorf("on %q, %s", info.Node, info.Status)
+			}
+			return err
+		})
+		t.Logf("moved %v after the kill", time.Since(killed).Round(time.Millisecond))
+		got, err := entry.node.Run(ctx, digitsRun("digits.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Outputs, want.Outputs) {
+			t.Fatalf("after the move %+v, before %+v", got.Outputs, want.Outputs)
+		}
+		eventually(t, 5*time.Second, "the dead node reported down", func() error {
+			for _, s := range entry.node.Nodes() {
+				if s.Name == victim && !s.Up {
+					return nil
+				}
+			}
+			return fmt.Errorf("nodes %+v", entry.node.Nodes())
+		})
+		if err := entry.node.Undeploy("long", owner); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("NATS server killed: nothing stored is lost", func(t *testing.T) {
+		tc.servers[2].Shutdown()
+		d := tc.join("d") // reaches the two servers left
+		if _, err := d.node.Model(netID); err != nil {
+			t.Fatalf("a node joining after the loss: %v", err)
+		}
+		if info, err := d.node.DeploymentInfo("digits.1"); err != nil || info.Owner != owner {
+			t.Fatalf("deployment after the loss: %+v %v", info, err)
+		}
+		eventually(t, 10*time.Second, "a run through the new node", func() error {
+			got, err := d.node.Run(ctx, digitsRun("digits.1"))
+			if err == nil && !reflect.DeepEqual(got.Outputs, want.Outputs) {
+				t.Fatalf("after the loss %+v, before %+v", got.Outputs, want.Outputs)
+			}
+			return err
+		})
+	})
+
+	t.Run("partition healed", func(t *testing.T) {
+		info, _ := tc.nodes["d"].node.DeploymentInfo("digits.1")
+		cutNode := tc.nodes[info.Node]
+		var other *testNode
+		for _, n := range tc.nodes {
+			if !n.dead && n != cutNode && n.name != "d" {
+				other = n
+			}
+		}
+		tc.partition(cutNode.name, true)
+		eventually(t, 10*time.Second, "the deployment moved off the cut node", func() error {
+			info, err := other.node.DeploymentInfo("digits.1")
+			if err == nil && (info.Node == cutNode.name || info.Status != runtime.StatusReady) {
+				err = fmt.Errorf("on %q, %s", info.Node, info.Status)
+			}
+			return err
+		})
+		tc.partition(cutNode.name, false)
+		eventually(t, 10*time.Second, "the healed node dropped its copy and routes", func() error {
+			if _, err := cutNode.rt.Deployment("digits.1"); err == nil {
+				return errors.New("the healed node still runs it")
+			}
+			got, err := cutNode.node.Run(ctx, digitsRun("digits.1"))
+			if err == nil && !reflect.DeepEqual(got.Outputs, want.Outputs) {
+				t.Fatalf("after healing %+v, before %+v", got.Outputs, want.Outputs)
+			}
+			return err
+		})
+		eventually(t, 5*time.Second, "telemetry equal after healing", func() error {
+			got := map[string]int{}
+			total := -1
+			equal := true
+			for _, n := range tc.nodes {
+				if n.dead {
+					continue
+				}
+				s, _ := n.node.Telemetry().Summarize(runtime.Filter{Principal: owner})
+				got[n.name] = s.Requests.Total
+				equal = equal && (total < 0 || total == s.Requests.Total)
+				total = s.Requests.Total
+			}
+			if !equal {
+				return fmt.Errorf("totals %v", got)
+			}
+			return nil
+		})
+	})
+}

@@ -1,0 +1,226 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
+)
+
+// Model finds a model by id or alias: every node registers every model
+// (the program's own, and each network stored in the cluster).
+func (n *Node) Model(id string) (*runtime.Model, error) { return n.rt.Model(id) }
+
+// Models lists the models, sorted by ID.
+func (n *Node) Models() []*runtime.Model { return n.rt.Models() }
+
+// CreateDeployment records a deployment as desired state in the cluster
+// and waits up to wait for a node to claim and load it: on the node
+// spec.Node names, else on one of the nodes that have the device. A
+// load that fails in that time is deleted and its error returned; one
+// still loading (or not yet claimed) is reported loading.
+func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, wait time.Duration) (runtime.DeploymentInfo, error) {
+	if ds.Dev != nil {
+		return runtime.DeploymentInfo{}, &runtime.ParamError{Param: "device", Msg: "a cluster deployment names its device; it cannot be a device value"}
+	}
+	if ds.Owner == "" {
+		return runtime.DeploymentInfo{}, &runtime.ParamError{Param: "owned_by", Msg: "a cluster deployment needs an owner"}
+	}
+	if ds.ID == "" {
+		return runtime.DeploymentInfo{}, &runtime.ParamError{Param: "id", Msg: "the deployment needs an ID"}
+	}
+	m, err := n.rt.Model(ds.Model)
+	if err != nil {
+		return runtime.DeploymentInfo{}, err
+	}
+	if ds.Device == "" {
+		ds.Device = "cpu"
+	}
+	if ds.MaxBatch == 0 {
+		ds.MaxBatch = 8
+	}
+	if ds.Replicas == 0 {
+		ds.Replicas = 1
+	}
+	s := spec{ID: ds.ID, Model: m.ID, Device: ds.Device, MaxBatch: ds.MaxBatch, Replicas: ds.Replicas, Owner: ds.Owner, Node: ds.Node, Created: time.Now()}
+	if err := n.checkPlacement(s); err != nil {
+		return runtime.DeploymentInfo{}, err
+	}
+	if _, err := n.rt.Deployment(ds.ID); err == nil {
+		return runtime.DeploymentInfo{}, fmt.Errorf("%w: deployment %q", runtime.ErrDuplicate, ds.ID)
+	}
+	b, _ := json.Marshal(s)
+	if _, err := n.deps.Create(ctx, s.ID, b); err != nil {
+		if conflict(err) {
+			return runtime.DeploymentInfo{}, fmt.Errorf("%w: deployment %q", runtime.ErrDuplicate, ds.ID)
+		}
+		return runtime.DeploymentInfo{}, fmt.Errorf("%w: the cluster cannot record the deployment: %v", runtime.ErrDeviceUnavailable, err)
+	}
+	n.mu.Lock()
+	n.specs[s.ID] = s
+	n.mu.Unlock()
+	n.poke()
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		info, err := n.DeploymentInfo(s.ID)
+		if err != nil {
+			return info, err
+		}
+		switch info.Status {
+		case runtime.StatusReady:
+			return info, nil
+		case runtime.StatusFailed:
+			n.deleteSpec(s.ID)
+			return runtime.DeploymentInfo{}, info.Failure
+		}
+		select {
+		case <-wctx.Done():
+			return info, nil
+		case <-t.C:
+		}
+	}
+}
+
+// checkPlacement refuses a deployment no node could take: a device no
+// member has, a node that is not a member or lacks the device, or an
+// owner over the quota.
+func (n *Node) checkPlacement(s spec) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if lim := n.o.MaxDeployments; lim >= 0 {
+		k := 0
+		for _, o := range n.specs {
+			if o.Owner == s.Owner {
+				k++
+			}
+		}
+		if k >= lim {
+			return fmt.Errorf("%w: %s has %d deployments, the limit is %d", runtime.ErrQuota, s.Owner, k, lim)
+		}
+	}
+	if s.Node != "" {
+		m, ok := n.memberOf[s.Node]
+		if !ok {
+			return &runtime.ParamError{Param: "node", Msg: fmt.Sprintf("no node %q in the cluster", s.Node)}
+		}
+		if !contains(m.Devices, s.Device) {
+			return &runtime.ParamError{Param: "node", Msg: fmt.Sprintf("node %q has no device %q", s.Node, s.Device)}
+		}
+		return nil
+	}
+	for _, m := range n.memberOf {
+		if contains(m.Devices, s.Device) {
+			return nil
+		}
+	}
+	return &runtime.ParamError{Param: "device", Msg: fmt.Sprintf("no node of the cluster has device %q", s.Device)}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *Node) deleteSpec(id string) error {
+	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
+	defer cancel()
+	if err := n.deps.Delete(ctx, id); err != nil {
+		return fmt.Errorf("cluster: deleting deployment %s: %w", id, err)
+	}
+	n.mu.Lock()
+	delete(n.specs, id)
+	n.mu.Unlock()
+	n.poke()
+	return nil
+}
+
+// Undeploy deletes an owner's deployment from the cluster: its node
+// lets the work it took finish, then releases the device. The
+// program's own deployments are the local runtime's.
+func (n *Node) Undeploy(id, owner string) error {
+	n.mu.Lock()
+	s, ok := n.specs[id]
+	n.mu.Unlock()
+	if !ok {
+		return n.rt.Undeploy(id, owner)
+	}
+	if s.Owner != owner {
+		return fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, id)
+	}
+	return n.deleteSpec(id)
+}
+
+// DeploymentInfo reports a deployment, wherever it runs.
+func (n *Node) DeploymentInfo(id string) (runtime.DeploymentInfo, error) {
+	n.mu.Lock()
+	s, ok := n.specs[id]
+	l, leased := n.leaseOf[id]
+	_, mine := n.owned[id]
+	n.mu.Unlock()
+	if !ok || mine {
+		info, err := n.rt.DeploymentInfo(id)
+		if err == nil {
+			info.Node = n.o.Name
+			return info, nil
+		}
+		if !ok {
+			return info, err
+		}
+	}
+	return n.remoteInfo(s, l, leased), nil
+}
+
+func (n *Node) remoteInfo(s spec, l leaseEntry, leased bool) runtime.DeploymentInfo {
+	info := runtime.DeploymentInfo{ID: s.ID, Status: runtime.StatusLoading, Created: s.Created, Replicas: s.Replicas,
+		MaxBatch: s.MaxBatch, Owner: s.Owner}
+	info.Model, _ = n.rt.Model(s.Model)
+	if dev, err := hal.Open(s.Device, hal.Config{}); err == nil {
+		info.Device = dev.Capabilities()
+	} else {
+		info.Device = hal.Capabilities{Name: s.Device}
+	}
+	if leased && time.Since(l.seen) <= n.o.LeaseTTL {
+		info.Node, info.Status, info.Active, info.Queued = l.Node, l.Status, l.Active, l.Queued
+		if l.Failure != "" {
+			info.Failure = errors.New(l.Failure)
+		}
+	}
+	return info
+}
+
+// DeploymentInfos reports every deployment: the cluster's, and this
+// node's own (the program's, which every node has), sorted by ID.
+func (n *Node) DeploymentInfos() []runtime.DeploymentInfo {
+	byID := map[string]runtime.DeploymentInfo{}
+	for _, info := range n.rt.DeploymentInfos() {
+		info.Node = n.o.Name
+		byID[info.ID] = info
+	}
+	n.mu.Lock()
+	for id, s := range n.specs {
+		if _, mine := n.owned[id]; mine && byID[id].ID != "" {
+			continue
+		}
+		l, leased := n.leaseOf[id]
+		byID[id] = n.remoteInfo(s, l, leased)
+	}
+	n.mu.Unlock()
+	out := make([]runtime.DeploymentInfo, 0, len(byID))
+	for _, info := range byID {
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}

@@ -1,0 +1,164 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// netMeta is a compiled network as the networks bucket holds it: what
+// compiling it found, its owner, and the program's object, named by the
+// SHA-256 of its bytes (two equal programs are stored once).
+type netMeta struct {
+	Network *runtime.Network `json:"network"`
+	Created time.Time        `json:"created"`
+	Program string           `json:"program"` // object name: SHA-256, hex
+	Node    string           `json:"node"`    // where it was compiled
+}
+
+// applyNetwork registers in the local runtime a network another node
+// stored, or deletes one deleted.
+func (n *Node) applyNetwork(e jetstream.KeyValueEntry) {
+	id := e.Key()
+	if deleted(e) {
+		n.mu.Lock()
+		m, ok := n.netOf[id]
+		delete(n.netOf, id)
+		n.mu.Unlock()
+		if ok {
+			if err := n.rt.DeleteNetwork(id, m.Network.Owner); err != nil && !errors.Is(err, runtime.ErrModelNotFound) {
+				n.log.Error("cannot delete a network the cluster deleted", "network", id, "err", err)
+			}
+		}
+		return
+	}
+	var m netMeta
+	if err := json.Unmarshal(e.Value(), &m); err != nil || m.Network == nil || m.Network.ID != id {
+		n.log.Error("a network's record is damaged", "network", id, "err", err)
+		return
+	}
+	m.Network.Created = m.Created
+	n.mu.Lock()
+	n.netOf[id] = m
+	n.mu.Unlock()
+	if _, err := n.rt.Model(id); err == nil {
+		return // compiled here
+	}
+	if err := n.fetchNetwork(m); err != nil {
+		n.log.Error("cannot load a network from the cluster", "network", id, "err", err)
+	}
+}
+
+func (n *Node) fetchNetwork(m netMeta) error {
+	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
+	defer cancel()
+	b, err := n.programs.GetBytes(ctx, m.Program)
+	if err != nil {
+		return err
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != m.Program {
+		return errors.New("cluster: the stored program does not match its SHA-256")
+	}
+	prog, err := compile.Load(bytes.NewReader(b), int64(len(b)), nil)
+	if err != nil {
+		return err
+	}
+	nw := m.Network
+	return n.rt.RegisterModel(&runtime.Model{ID: nw.ID, Program: prog, OwnedBy: nw.Owner, Created: m.Created, Network: nw,
+		Card: runtime.Card{Description: "compiled network " + nw.Name}})
+}
+
+// Compile compiles a network on this node and stores it in the cluster:
+// the program in the object store, its record in the networks bucket,
+// from which every node registers it. The owner's quota counts every
+// network in the cluster, since every node registers them all.
+func (n *Node) Compile(ctx context.Context, req *runtime.CompileRequest) (*runtime.Network, error) {
+	nw, err := n.rt.Compile(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.storeNetwork(ctx, nw); err != nil {
+		n.rt.DeleteNetwork(nw.ID, nw.Owner)
+		return nil, err
+	}
+	return nw, nil
+}
+
+func (n *Node) storeNetwork(ctx context.Context, nw *runtime.Network) error {
+	m, err := n.rt.Model(nw.ID)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := m.Program.Save(&buf); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	name := hex.EncodeToString(sum[:])
+	if _, err := n.programs.GetInfo(ctx, name); err != nil {
+		if _, err := n.programs.PutBytes(ctx, name, buf.Bytes()); err != nil {
+			return fmt.Errorf("cluster: storing program %s: %w", nw.ID, err)
+		}
+	}
+	rec, err := json.Marshal(netMeta{Network: nw, Created: nw.Created, Program: name, Node: n.o.Name})
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.netOf[nw.ID] = netMeta{Network: nw, Created: nw.Created, Program: name, Node: n.o.Name}
+	n.mu.Unlock()
+	if _, err := n.nets.Create(ctx, nw.ID, rec); err != nil {
+		return fmt.Errorf("cluster: storing network %s: %w", nw.ID, err)
+	}
+	return nil
+}
+
+// DeleteNetwork deletes an owner's network from the cluster (every node
+// unregisters it) and its program when no other network shares it. A
+// network a deployment uses anywhere is runtime.ErrInUse.
+func (n *Node) DeleteNetwork(id, owner string) error {
+	n.mu.Lock()
+	m, ok := n.netOf[id]
+	if !ok || m.Network.Owner != owner {
+		n.mu.Unlock()
+		return n.rt.DeleteNetwork(id, owner) // not the cluster's: the runtime's answer
+	}
+	for _, s := range n.specs {
+		if s.Model == id {
+			n.mu.Unlock()
+			return fmt.Errorf("%w: network %q is deployed as %q", runtime.ErrInUse, id, s.ID)
+		}
+	}
+	shared := false
+	for other, o := range n.netOf {
+		shared = shared || other != id && o.Program == m.Program
+	}
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
+	defer cancel()
+	if err := n.nets.Delete(ctx, id); err != nil {
+		return fmt.Errorf("cluster: deleting network %s: %w", id, err)
+	}
+	n.mu.Lock()
+	delete(n.netOf, id)
+	n.mu.Unlock()
+	if err := n.rt.DeleteNetwork(id, owner); err != nil && !errors.Is(err, runtime.ErrModelNotFound) {
+		return err
+	}
+	if !shared {
+		if err := n.programs.Delete(ctx, m.Program); err != nil {
+			n.log.Warn("cannot delete a program", "object", m.Program, "err", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,448 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/neuro-go/neuro/httpapi"
+	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
+)
+
+// ErrNotJoined is returned by a Node that has left its cluster.
+var ErrNotJoined = errors.New("cluster: node has left the cluster")
+
+// Options configure a Node. Only Name is required.
+type Options struct {
+	// Name identifies the node in the cluster: letters, digits, '-'
+	// and '_'. Two live nodes must not share one.
+	Name string
+	// Devices are the devices this node can place deployments on.
+	// Default: every device the program linked (hal.Devices).
+	Devices []string
+	// Prefix starts every subject, bucket and stream name, so that
+	// several clusters can share one NATS account. Default "neuro".
+	Prefix string
+	// Replicas is how many NATS servers keep each bucket, stream and
+	// object. Default: 3, or fewer when fewer servers are known.
+	Replicas int
+	// LeaseTTL is how long a deployment stays with a node that stopped
+	// renewing its lease (a dead or cut-off node), and so bounds how
+	// long a failover takes. The lease is renewed every LeaseTTL/3.
+	// Default 10 s.
+	LeaseTTL time.Duration
+	// Heartbeat is how often a node serving a routed call tells its
+	// caller it is alive; a caller that hears nothing for 3 heartbeats
+	// ends the call with an error. Default 1 s.
+	Heartbeat time.Duration
+	// MaxDeployments bounds the deployments one owner may have in the
+	// cluster. Default runtime.DefaultQuotaDeployments; negative is
+	// unlimited.
+	MaxDeployments int
+	// Logger receives operational events; nil is silent.
+	Logger *slog.Logger
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Validate reports an option that cannot work.
+func (o *Options) Validate() error {
+	if !nameRE.MatchString(o.Name) {
+		return fmt.Errorf("cluster: node name %q: want 1 to 64 of A-Z, a-z, 0-9, '-' and '_'", o.Name)
+	}
+	if o.Prefix != "" && !nameRE.MatchString(o.Prefix) {
+		return fmt.Errorf("cluster: prefix %q: want 1 to 64 of A-Z, a-z, 0-9, '-' and '_'", o.Prefix)
+	}
+	if o.LeaseTTL < 0 || o.Heartbeat < 0 || o.Replicas < 0 || o.Replicas > 5 {
+		return errors.New("cluster: LeaseTTL, Heartbeat and Replicas (at most 5) must not be negative")
+	}
+	return nil
+}
+
+// spec is a deployment's desired state, as the deployments bucket holds
+// it.
+type spec struct {
+	ID       string    `json:"id"`
+	Model    string    `json:"model"`
+	Device   string    `json:"device"`
+	MaxBatch int       `json:"max_batch_size"`
+	Replicas int       `json:"replicas"`
+	Owner    string    `json:"owned_by"`
+	Node     string    `json:"node,omitempty"` // required node, if any
+	Created  time.Time `json:"created"`
+}
+
+// lease is who runs a deployment, and how it is doing there.
+type lease struct {
+	Node    string         `json:"node"`
+	Status  runtime.Status `json:"status"`
+	Failure string         `json:"failure,omitempty"`
+	Active  int            `json:"active"`
+	Queued  int            `json:"queued"`
+}
+
+type leaseEntry struct {
+	lease
+	rev  uint64
+	seen time.Time // when this revision arrived
+}
+
+// member is a node as the members bucket remembers it, alive or not.
+type member struct {
+	Devices []string  `json:"devices"`
+	Joined  time.Time `json:"joined"`
+}
+
+// Node is one Neuro node in a cluster: it wraps the node's runtime and
+// answers every httpapi.Backend call for the whole cluster. It is safe
+// for concurrent use.
+type Node struct {
+	o   Options
+	log *slog.Logger
+	rt  *runtime.Runtime
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	tel *runtime.Telemetry // the cluster's records
+
+	nets, deps, leases, alive, members, keys jetstream.KeyValue
+	programs                                 jetstream.ObjectStore
+
+	ctx    context.Context // ends when the node leaves
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	kick   chan struct{}
+	telq   chan runtime.Record
+
+	mu        sync.Mutex
+	specs     map[string]spec
+	leaseOf   map[string]leaseEntry
+	netOf     map[string]netMeta
+	memberOf  map[string]member
+	aliveSeen map[string]time.Time
+	owned     map[string]*owned // deployments this node runs for the cluster
+	subs      map[string]*nats.Subscription
+	left      bool
+}
+
+// owned is a cluster deployment this node holds the lease of.
+type owned struct {
+	rev     uint64    // the lease's revision
+	renewed time.Time // last successful renewal
+	spec    spec
+}
+
+var _ httpapi.Backend = (*Node)(nil)
+var _ httpapi.NodeLister = (*Node)(nil)
+
+// Join joins the cluster that nc reaches, with rt as this node's
+// runtime: it creates the buckets and streams it needs (or uses those
+// there), registers every network stored in the cluster in rt, and
+// starts serving. rt keeps the program's own models and deployments
+// (those every node has); the cluster's are added to it as they come.
+// The caller keeps nc and rt, and closes them after Close.
+func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options) (*Node, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Prefix == "" {
+		o.Prefix = "neuro"
+	}
+	if o.Devices == nil {
+		o.Devices = hal.Devices()
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = 10 * time.Second
+	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = time.Second
+	}
+	if o.MaxDeployments == 0 {
+		o.MaxDeployments = runtime.DefaultQuotaDeployments
+	}
+	if o.Replicas == 0 {
+		o.Replicas = min(3, max(1, len(nc.Servers())))
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	n := &Node{o: o, log: log.With("node", o.Name), rt: rt, nc: nc, js: js,
+		tel: runtime.NewTelemetry(0, nil), kick: make(chan struct{}, 1), telq: make(chan runtime.Record, 4096),
+		specs: map[string]spec{}, leaseOf: map[string]leaseEntry{}, netOf: map[string]netMeta{},
+		memberOf: map[string]member{}, aliveSeen: map[string]time.Time{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
+	if err := n.open(ctx); err != nil {
+		return nil, err
+	}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	// Watch every bucket, and wait for what each holds now.
+	type w struct {
+		kv    jetstream.KeyValue
+		apply func(jetstream.KeyValueEntry)
+	}
+	ready := make(chan error, 6)
+	for _, x := range []w{{n.nets, n.applyNetwork}, {n.deps, n.applySpec}, {n.leases, n.applyLease},
+		{n.members, n.applyMember}, {n.alive, n.applyAlive}} {
+		n.watch(x.kv, x.apply, ready)
+	}
+	for range 5 {
+		select {
+		case err := <-ready:
+			if err != nil {
+				n.cancel()
+				n.wg.Wait()
+				return nil, err
+			}
+		case <-ctx.Done():
+			n.cancel()
+			n.wg.Wait()
+			return nil, ctx.Err()
+		}
+	}
+	if err := n.startTelemetry(ctx); err != nil {
+		n.cancel()
+		n.wg.Wait()
+		return nil, err
+	}
+	me, _ := json.Marshal(member{Devices: o.Devices, Joined: time.Now()})
+	if _, err := n.members.Put(ctx, o.Name, me); err != nil {
+		n.cancel()
+		n.wg.Wait()
+		return nil, fmt.Errorf("cluster: joining: %w", err)
+	}
+	n.wg.Add(1)
+	go n.loop()
+	n.log.Info("joined the cluster", "devices", o.Devices, "replicas", o.Replicas, "lease_ttl", o.LeaseTTL)
+	return n, nil
+}
+
+// Name is the node's name.
+func (n *Node) Name() string { return n.o.Name }
+
+// Runtime is the node's own runtime.
+func (n *Node) Runtime() *runtime.Runtime { return n.rt }
+
+func (n *Node) bucket(s string) string { return n.o.Prefix + "_" + s }
+
+func (n *Node) subject(parts ...string) string {
+	s := n.o.Prefix
+	for _, p := range parts {
+		s += "." + p
+	}
+	return s
+}
+
+// open creates (or finds) the buckets, the object store and the
+// telemetry stream.
+func (n *Node) open(ctx context.Context) error {
+	kv := func(name string, ttl time.Duration) (jetstream.KeyValue, error) {
+		cfg := jetstream.KeyValueConfig{Bucket: n.bucket(name), History: 1, TTL: ttl, Replicas: n.o.Replicas, Storage: jetstream.FileStorage}
+		b, err := n.js.CreateOrUpdateKeyValue(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: bucket %s: %w", cfg.Bucket, err)
+		}
+		return b, nil
+	}
+	var err error
+	if n.nets, err = kv("networks", 0); err != nil {
+		return err
+	}
+	if n.deps, err = kv("deployments", 0); err != nil {
+		return err
+	}
+	if n.leases, err = kv("leases", n.o.LeaseTTL); err != nil {
+		return err
+	}
+	if n.alive, err = kv("alive", n.o.LeaseTTL); err != nil {
+		return err
+	}
+	if n.members, err = kv("members", 0); err != nil {
+		return err
+	}
+	if n.keys, err = kv("keys", 0); err != nil {
+		return err
+	}
+	n.programs, err = n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: n.bucket("programs"), Replicas: n.o.Replicas, Storage: jetstream.FileStorage})
+	if err != nil {
+		return fmt.Errorf("cluster: object store: %w", err)
+	}
+	_, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: n.bucket("telemetry"), Subjects: []string{n.subject("telemetry", ">")}, Replicas: n.o.Replicas,
+		Storage: jetstream.FileStorage, MaxAge: 7 * 24 * time.Hour, MaxBytes: 1 << 30, Discard: jetstream.DiscardOld,
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: telemetry stream: %w", err)
+	}
+	return nil
+}
+
+// watch applies every change of a bucket, beginning with what it holds
+// now; ready gets nil once that is applied.
+func (n *Node) watch(kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry), ready chan<- error) {
+	w, err := kv.WatchAll(n.ctx)
+	if err != nil {
+		ready <- fmt.Errorf("cluster: watching %s: %w", kv.Bucket(), err)
+		return
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer w.Stop()
+		initial := true
+		for {
+			select {
+			case <-n.ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil {
+					if initial {
+						initial = false
+						ready <- nil
+					}
+					continue
+				}
+				apply(e)
+				n.poke()
+			}
+		}
+	}()
+}
+
+// poke asks the loop to reconcile soon.
+func (n *Node) poke() {
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+func deleted(e jetstream.KeyValueEntry) bool {
+	return e.Operation() == jetstream.KeyValueDelete || e.Operation() == jetstream.KeyValuePurge
+}
+
+func (n *Node) applySpec(e jetstream.KeyValueEntry) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if deleted(e) {
+		delete(n.specs, e.Key())
+		return
+	}
+	var s spec
+	if err := json.Unmarshal(e.Value(), &s); err != nil {
+		n.log.Error("a deployment's record is damaged", "deployment", e.Key(), "err", err)
+		return
+	}
+	n.specs[e.Key()] = s
+}
+
+func (n *Node) applyLease(e jetstream.KeyValueEntry) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if deleted(e) {
+		delete(n.leaseOf, e.Key())
+		return
+	}
+	var l lease
+	if err := json.Unmarshal(e.Value(), &l); err != nil {
+		return
+	}
+	n.leaseOf[e.Key()] = leaseEntry{lease: l, rev: e.Revision(), seen: time.Now()}
+}
+
+func (n *Node) applyMember(e jetstream.KeyValueEntry) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if deleted(e) {
+		delete(n.memberOf, e.Key())
+		return
+	}
+	var m member
+	if json.Unmarshal(e.Value(), &m) == nil {
+		n.memberOf[e.Key()] = m
+	}
+}
+
+func (n *Node) applyAlive(e jetstream.KeyValueEntry) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if deleted(e) {
+		delete(n.aliveSeen, e.Key())
+		return
+	}
+	n.aliveSeen[e.Key()] = time.Now()
+}
+
+// Nodes lists the nodes that have joined and not left, with whether
+// each is answering now (it renewed its presence within LeaseTTL).
+func (n *Node) Nodes() []httpapi.NodeStatus {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]httpapi.NodeStatus, 0, len(n.memberOf))
+	for name := range n.memberOf {
+		seen, ok := n.aliveSeen[name]
+		out = append(out, httpapi.NodeStatus{Name: name, Up: ok && time.Since(seen) < n.o.LeaseTTL, Self: name == n.o.Name})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Close leaves the cluster: the node gives up its deployments' leases,
+// so that other nodes take them over at once, stops serving, and
+// forgets itself. It does not close the runtime or the connection.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.left {
+		n.mu.Unlock()
+		return nil
+	}
+	n.left = true
+	subs := n.subs
+	n.subs = map[string]*nats.Subscription{}
+	mine := n.owned
+	n.owned = map[string]*owned{}
+	n.mu.Unlock()
+	n.rt.Telemetry().Forward(nil)
+	n.tel.Forward(nil)
+	n.flushTelemetry()
+	for _, s := range subs {
+		s.Unsubscribe()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for id, ow := range mine {
+		n.rt.Undeploy(id, ow.spec.Owner)
+		if !n.nc.IsClosed() {
+			n.leases.Delete(ctx, id, jetstream.LastRevision(ow.rev))
+		}
+	}
+	if !n.nc.IsClosed() {
+		n.alive.Delete(ctx, n.o.Name)
+		n.members.Delete(ctx, n.o.Name)
+	}
+	n.cancel()
+	n.wg.Wait()
+	return nil
+}
+
+func (n *Node) hasDevice(d string) bool { return slices.Contains(n.o.Devices, d) }

@@ -1,0 +1,227 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// claimStagger delays a node's claim of a new deployment by this much
+// per deployment it already runs, so that new deployments spread over
+// the nodes that can run them instead of going to the quickest.
+const claimStagger = 50 * time.Millisecond
+
+// loop renews the node's presence and leases and reconciles the
+// deployments every LeaseTTL/3, and whenever a bucket changes.
+func (n *Node) loop() {
+	defer n.wg.Done()
+	t := time.NewTicker(n.o.LeaseTTL / 3)
+	defer t.Stop()
+	n.renewPresence()
+	n.reconcile()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+			n.renewPresence()
+			n.reconcile()
+		case <-n.kick:
+			n.reconcile()
+		}
+	}
+}
+
+func (n *Node) opCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(n.ctx, n.o.LeaseTTL/3)
+}
+
+func (n *Node) renewPresence() {
+	ctx, cancel := n.opCtx()
+	defer cancel()
+	if _, err := n.alive.Put(ctx, n.o.Name, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+		n.log.Warn("cannot renew presence", "err", err)
+	}
+}
+
+// reconcile brings this node's share of the cluster to the desired
+// state: it renews the leases it holds (dropping a deployment whose
+// lease it lost or could not renew in time), claims deployments whose
+// lease has lapsed or that have none, and stops those deleted.
+func (n *Node) reconcile() {
+	now := time.Now()
+	n.mu.Lock()
+	if n.left {
+		n.mu.Unlock()
+		return
+	}
+	specs := make([]spec, 0, len(n.specs))
+	for _, s := range n.specs {
+		specs = append(specs, s)
+	}
+	leases := make(map[string]leaseEntry, len(n.leaseOf))
+	for k, v := range n.leaseOf {
+		leases[k] = v
+	}
+	mine := make(map[string]owned, len(n.owned))
+	for k, v := range n.owned {
+		mine[k] = *v
+	}
+	n.mu.Unlock()
+
+	wanted := map[string]bool{}
+	for _, s := range specs {
+		wanted[s.ID] = true
+		l, leased := leases[s.ID]
+		if ow, ok := mine[s.ID]; ok {
+			if leased && l.Node != n.o.Name {
+				n.drop(s.ID, "another node holds its lease now: "+l.Node)
+				continue
+			}
+			n.renew(s.ID, ow)
+			continue
+		}
+		lapsed := !leased || now.Sub(l.seen) > n.o.LeaseTTL
+		if !lapsed || !n.canRun(s) {
+			continue
+		}
+		if wait := time.Duration(len(mine)) * claimStagger; !leased && now.Sub(s.Created) < wait {
+			time.AfterFunc(wait, n.poke)
+			continue
+		}
+		n.claim(s, l, leased)
+	}
+	for id := range mine {
+		if !wanted[id] {
+			n.drop(id, "deleted")
+		}
+	}
+	n.syncSubscriptions()
+}
+
+func (n *Node) canRun(s spec) bool {
+	if s.Node != "" && s.Node != n.o.Name || !n.hasDevice(s.Device) {
+		return false
+	}
+	_, err := n.rt.Model(s.Model)
+	return err == nil
+}
+
+// claim takes a deployment's lease with compare-and-set, and starts it.
+func (n *Node) claim(s spec, old leaseEntry, leased bool) {
+	ctx, cancel := n.opCtx()
+	defer cancel()
+	b, _ := json.Marshal(lease{Node: n.o.Name, Status: runtime.StatusLoading})
+	var rev uint64
+	var err error
+	if leased {
+		// The holder stopped renewing: take over the revision we saw.
+		rev, err = n.leases.Update(ctx, s.ID, b, old.rev)
+		if err != nil {
+			rev, err = n.leases.Create(ctx, s.ID, b) // it may have expired meanwhile
+		}
+	} else {
+		rev, err = n.leases.Create(ctx, s.ID, b)
+	}
+	if err != nil {
+		if !conflict(err) {
+			n.log.Debug("claim failed", "deployment", s.ID, "err", err)
+		}
+		return
+	}
+	n.log.Info("claimed a deployment", "deployment", s.ID, "model", s.Model, "device", s.Device, "from", old.Node)
+	// A copy left from an earlier claim (before a partition) goes first.
+	n.rt.Undeploy(s.ID, s.Owner)
+	_, err = n.rt.Start(n.ctx, runtime.DeploymentSpec{ID: s.ID, Model: s.Model, Device: s.Device,
+		MaxBatch: s.MaxBatch, Replicas: s.Replicas, Owner: s.Owner})
+	n.mu.Lock()
+	n.owned[s.ID] = &owned{rev: rev, renewed: time.Now(), spec: s}
+	n.mu.Unlock()
+	if err != nil {
+		n.log.Error("cannot start a claimed deployment", "deployment", s.ID, "err", err)
+		n.writeLease(s.ID, lease{Node: n.o.Name, Status: runtime.StatusFailed, Failure: err.Error()})
+		return
+	}
+	n.wg.Add(1)
+	go func() { // report ready (or failed) as soon as the load ends
+		defer n.wg.Done()
+		if d, err := n.rt.Deployment(s.ID); err == nil {
+			d.Wait(n.ctx)
+			n.poke()
+		}
+	}()
+}
+
+// renew writes the lease again with the deployment's state now. A
+// revision conflict means another node took it: the local copy goes.
+// A node that cannot renew for a whole LeaseTTL (cut off from NATS)
+// stops serving, since another node may have taken over.
+func (n *Node) renew(id string, ow owned) {
+	l := lease{Node: n.o.Name, Status: runtime.StatusFailed, Failure: "not running"}
+	if d, err := n.rt.Deployment(id); err == nil {
+		info := d.Info()
+		l = lease{Node: n.o.Name, Status: info.Status, Active: info.Active, Queued: info.Queued}
+		if info.Failure != nil {
+			l.Failure = info.Failure.Error()
+		}
+	}
+	err := n.writeLease(id, l)
+	switch {
+	case err == nil:
+	case conflict(err):
+		n.drop(id, "its lease was taken")
+	case time.Since(ow.renewed) > n.o.LeaseTTL:
+		n.drop(id, "its lease could not be renewed: "+err.Error())
+	}
+}
+
+func (n *Node) writeLease(id string, l lease) error {
+	n.mu.Lock()
+	ow, ok := n.owned[id]
+	n.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	ctx, cancel := n.opCtx()
+	defer cancel()
+	b, _ := json.Marshal(l)
+	rev, err := n.leases.Update(ctx, id, b, ow.rev)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	if cur, ok := n.owned[id]; ok && cur == ow {
+		cur.rev, cur.renewed = rev, time.Now()
+	}
+	n.mu.Unlock()
+	return nil
+}
+
+// drop stops this node's copy of a cluster deployment.
+func (n *Node) drop(id, why string) {
+	n.mu.Lock()
+	ow, ok := n.owned[id]
+	delete(n.owned, id)
+	n.mu.Unlock()
+	if !ok {
+		return
+	}
+	n.log.Info("dropping a deployment", "deployment", id, "why", why)
+	n.rt.Undeploy(id, ow.spec.Owner)
+	if why == "deleted" {
+		ctx, cancel := n.opCtx()
+		defer cancel()
+		n.leases.Delete(ctx, id, jetstream.LastRevision(ow.rev))
+	}
+}
+
+// conflict reports a compare-and-set that lost: the key is there, or at
+// another revision, or gone.
+func conflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound)
+}

@@ -1,0 +1,320 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// acceptTimeout bounds the wait for a serving node to take a call.
+const acceptTimeout = 5 * time.Second
+
+// route says where a request for a deployment (or, with id empty, for
+// a model) runs: here (the runtime then answers, errors included), or
+// on another node, through the subject returned.
+func (n *Node) route(id, model string) (subject string, remote bool) {
+	if id != "" {
+		if _, err := n.rt.Deployment(id); err == nil {
+			return "", false
+		}
+		n.mu.Lock()
+		_, ok := n.specs[id]
+		n.mu.Unlock()
+		if !ok {
+			return "", false
+		}
+		return n.subject("dep", token(id)), true
+	}
+	if _, err := n.rt.DeploymentFor(model); err == nil {
+		return "", false
+	}
+	m, err := n.rt.Model(model)
+	if err != nil {
+		return "", false
+	}
+	best, load := "", 0
+	n.mu.Lock()
+	for dep, s := range n.specs {
+		l, ok := n.leaseOf[dep]
+		if s.Model != m.ID || !ok || l.Status != runtime.StatusReady || time.Since(l.seen) > n.o.LeaseTTL {
+			continue
+		}
+		if best == "" || l.Active+l.Queued < load || l.Active+l.Queued == load && dep < best {
+			best, load = dep, l.Active+l.Queued
+		}
+	}
+	n.mu.Unlock()
+	if best == "" {
+		return "", false
+	}
+	return n.subject("dep", token(best)), true
+}
+
+// Generate runs a request here or on the node that serves its
+// deployment, streaming the events token by token. A serving node that
+// stops answering ends the request with runtime.ErrDeviceUnavailable
+// after 3 heartbeats.
+func (n *Node) Generate(ctx context.Context, req *runtime.Request, fn func(runtime.Event) error) (*runtime.Result, error) {
+	subj, remote := n.route(req.Deployment, req.Model)
+	if !remote {
+		return n.rt.Generate(ctx, req, fn)
+	}
+	start := time.Now()
+	rep, err := n.call(ctx, subj, &call{Kind: "gen", Gen: req, Stream: fn != nil}, fn)
+	if err != nil && rep == nil {
+		n.tel.RecordError(req.Principal, req.Endpoint, req.Model, time.Since(start))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rep.Result, nil
+}
+
+// Prepare validates a request and encodes its prompt where it would
+// run. For a deployment on another node the *runtime.Deployment is nil.
+func (n *Node) Prepare(req *runtime.Request) (*runtime.Deployment, []int, error) {
+	subj, remote := n.route(req.Deployment, req.Model)
+	if !remote {
+		return n.rt.Prepare(req)
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, acceptTimeout)
+	defer cancel()
+	rep, err := n.call(ctx, subj, &call{Kind: "prep", Gen: req}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, rep.Prompt, nil
+}
+
+// Run runs samples on a network's deployment, here or where it runs.
+func (n *Node) Run(ctx context.Context, req *runtime.RunRequest) (*runtime.RunResult, error) {
+	subj, remote := n.route(req.Deployment, "")
+	if !remote {
+		return n.rt.Run(ctx, req)
+	}
+	start := time.Now()
+	rep, err := n.call(ctx, subj, &call{Kind: "run", Run: req}, nil)
+	if err != nil && rep == nil {
+		n.tel.RecordError(req.Principal, req.Endpoint, req.Model, time.Since(start))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rep.Run, nil
+}
+
+// call sends a call to whichever node serves subj and waits for its
+// result, passing events to fn. The reply is nil when the call never
+// reached an answer (no node, a node that stopped answering): then the
+// serving node has recorded nothing, and the caller records the error.
+func (n *Node) call(ctx context.Context, subj string, c *call, fn func(runtime.Event) error) (*reply, error) {
+	inbox := n.nc.NewInbox()
+	c.Inbox = inbox
+	sub, err := n.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", runtime.ErrDeviceUnavailable, err)
+	}
+	defer sub.Unsubscribe()
+	sub.SetPendingLimits(-1, 256<<20)
+	var heard atomic.Int64
+	heard.Store(time.Now().UnixNano())
+	hb, err := n.nc.Subscribe(inbox+".hb", func(m *nats.Msg) {
+		heard.Store(time.Now().UnixNano())
+		m.Respond(nil)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", runtime.ErrDeviceUnavailable, err)
+	}
+	defer hb.Unsubscribe()
+	body, err := encode(c)
+	if err != nil {
+		return nil, err
+	}
+	actx, cancel := context.WithTimeout(ctx, acceptTimeout)
+	msg, err := n.nc.RequestWithContext(actx, subj, body)
+	cancel()
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil, fmt.Errorf("%w: no node serves %s now (it may be moving to another node)", runtime.ErrDeviceUnavailable, subj)
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, fmt.Errorf("%w: routing to %s: %v", runtime.ErrDeviceUnavailable, subj, err)
+	}
+	var acc accept
+	if err := decode(msg.Data, &acc); err != nil {
+		return nil, fmt.Errorf("%w: a bad answer from %s", runtime.ErrDeviceUnavailable, subj)
+	}
+	if acc.Err != nil {
+		return &reply{}, acc.Err.err()
+	}
+	abandon := func() { n.nc.Publish(inbox+".cancel", nil) }
+	silence := 3 * n.o.Heartbeat
+	for {
+		m, err := sub.NextMsg(n.o.Heartbeat)
+		if err != nil {
+			if ctx.Err() != nil {
+				abandon()
+				return &reply{}, ctx.Err() // the serving node records the cancelled request
+			}
+			if errors.Is(err, nats.ErrTimeout) && time.Since(time.Unix(0, heard.Load())) < silence {
+				continue
+			}
+			if errors.Is(err, nats.ErrTimeout) {
+				err = fmt.Errorf("node %s stopped answering", acc.Node)
+			}
+			abandon()
+			return nil, fmt.Errorf("%w: %v", runtime.ErrDeviceUnavailable, err)
+		}
+		heard.Store(time.Now().UnixNano())
+		var r reply
+		if err := decode(m.Data, &r); err != nil {
+			abandon()
+			return nil, fmt.Errorf("%w: a bad message from node %s", runtime.ErrDeviceUnavailable, acc.Node)
+		}
+		if r.Done {
+			return &r, r.Err.err()
+		}
+		if r.Event != nil && fn != nil {
+			if err := fn(*r.Event); err != nil {
+				abandon()
+				return &reply{}, err
+			}
+		}
+		if ctx.Err() != nil {
+			abandon()
+			return &reply{}, ctx.Err()
+		}
+	}
+}
+
+// syncSubscriptions serves, on the deployment's subject, each local
+// deployment that is ready, and stops serving the others. Nodes that
+// serve one deployment (the program's own, which every node has) share
+// a queue group: NATS gives each call to one of them.
+func (n *Node) syncSubscriptions() {
+	ready := map[string]bool{}
+	for _, d := range n.rt.Deployments() {
+		if d.Status() == runtime.StatusReady {
+			ready[d.ID] = true
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.left {
+		return
+	}
+	for id, s := range n.subs {
+		if !ready[id] {
+			s.Unsubscribe()
+			delete(n.subs, id)
+		}
+	}
+	for id := range ready {
+		if _, ok := n.subs[id]; ok {
+			continue
+		}
+		s, err := n.nc.QueueSubscribe(n.subject("dep", token(id)), "neuro", n.serve)
+		if err != nil {
+			n.log.Error("cannot serve a deployment", "deployment", id, "err", err)
+			continue
+		}
+		n.subs[id] = s
+	}
+}
+
+// serve takes a call and runs it on its own goroutine (a subscription's
+// handler runs one message at a time).
+func (n *Node) serve(m *nats.Msg) {
+	var c call
+	if err := decode(m.Data, &c); err != nil || c.Inbox == "" || (c.Gen == nil) == (c.Run == nil) {
+		b, _ := encode(&accept{Node: n.o.Name, Err: toWire(&runtime.ParamError{Param: "call", Msg: "a malformed call"})})
+		m.Respond(b)
+		return
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.run(m, &c)
+	}()
+}
+
+func (n *Node) run(m *nats.Msg, c *call) {
+	ctx, cancel := context.WithCancel(n.ctx)
+	defer cancel()
+	cs, err := n.nc.Subscribe(c.Inbox+".cancel", func(*nats.Msg) { cancel() })
+	if err != nil {
+		return
+	}
+	defer cs.Unsubscribe()
+	b, _ := encode(&accept{Node: n.o.Name})
+	if err := m.Respond(b); err != nil {
+		return
+	}
+	go n.ping(ctx, c.Inbox+".hb", cancel)
+	var r reply
+	switch c.Kind {
+	case "gen":
+		var fn func(runtime.Event) error
+		if c.Stream {
+			fn = func(ev runtime.Event) error {
+				b, err := encode(&reply{Event: &ev})
+				if err != nil {
+					return err
+				}
+				return n.nc.Publish(c.Inbox, b)
+			}
+		}
+		r.Result, err = n.rt.Generate(ctx, c.Gen, fn)
+	case "prep":
+		_, r.Prompt, err = n.rt.Prepare(c.Gen)
+	case "run":
+		r.Run, err = n.rt.Run(ctx, c.Run)
+	default:
+		err = &runtime.ParamError{Param: "call", Msg: fmt.Sprintf("unknown kind %q", c.Kind)}
+	}
+	r.Err, r.Done = toWire(err), true
+	out, err := encode(&r)
+	if err == nil {
+		err = n.nc.Publish(c.Inbox, out)
+	}
+	if err != nil { // too large for the connection's max_payload, say
+		out, _ = encode(&reply{Done: true, Err: toWire(fmt.Errorf("%w: cannot send the result: %v", runtime.ErrInvalidRequest, err))})
+		n.nc.Publish(c.Inbox, out)
+	}
+}
+
+// ping tells the caller this node is alive every heartbeat, and cancels
+// the call when the caller is gone (no one listens on its inbox) or
+// has not answered 3 pings in a row.
+func (n *Node) ping(ctx context.Context, subj string, cancel func()) {
+	t := time.NewTicker(n.o.Heartbeat)
+	defer t.Stop()
+	missed := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, err := n.nc.Request(subj, nil, n.o.Heartbeat)
+		switch {
+		case err == nil:
+			missed = 0
+		case errors.Is(err, nats.ErrNoResponders):
+			cancel()
+			return
+		default:
+			if missed++; missed >= 3 {
+				cancel()
+				return
+			}
+		}
+	}
+}

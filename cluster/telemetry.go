@@ -1,0 +1,107 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// Telemetry is the cluster's: every node forwards the records it makes
+// to one replicated stream, and every node's store reads the whole
+// stream back, so that any node gives the same totals (once it has read
+// what the others wrote, a few milliseconds on a LAN).
+func (n *Node) Telemetry() *runtime.Telemetry { return n.tel }
+
+var telSeq atomic.Uint64
+
+func (n *Node) startTelemetry(ctx context.Context) error {
+	cons, err := n.js.OrderedConsumer(ctx, n.bucket("telemetry"), jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
+	if err != nil {
+		return fmt.Errorf("cluster: reading telemetry: %w", err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		var rec runtime.Record
+		if json.Unmarshal(m.Data(), &rec) == nil {
+			n.tel.Add(rec)
+		}
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		n.log.Debug("reading telemetry", "err", err)
+	}))
+	if err != nil {
+		return fmt.Errorf("cluster: reading telemetry: %w", err)
+	}
+	forward := func(rec runtime.Record) {
+		select {
+		case n.telq <- rec:
+		default:
+			n.log.Warn("telemetry queue full: a record is lost", "principal", rec.Principal)
+		}
+	}
+	n.rt.Telemetry().Forward(forward)
+	n.tel.Forward(forward)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer cc.Stop()
+		for {
+			select {
+			case <-n.ctx.Done():
+				return
+			case rec := <-n.telq:
+				n.publishRecord(rec)
+			}
+		}
+	}()
+	return nil
+}
+
+// publishRecord writes a record to the stream, retrying until it is
+// stored or the node leaves; the message id makes a retry after a lost
+// acknowledgement harmless (JetStream drops the duplicate).
+func (n *Node) publishRecord(rec runtime.Record) {
+	b, _ := json.Marshal(rec)
+	m := nats.NewMsg(n.subject("telemetry", n.o.Name))
+	m.Data = b
+	m.Header.Set(jetstream.MsgIDHeader, n.o.Name+"-"+strconv.FormatInt(time.Now().UnixNano(), 36)+"-"+strconv.FormatUint(telSeq.Add(1), 36))
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
+		_, err := n.js.PublishMsg(ctx, m)
+		cancel()
+		if err == nil || n.ctx.Err() != nil {
+			return
+		}
+		n.log.Debug("telemetry publish failed; retrying", "err", err)
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// flushTelemetry publishes what is queued, briefly, before the node
+// leaves.
+func (n *Node) flushTelemetry() {
+	deadline := time.After(2 * time.Second)
+	for {
+		select {
+		case rec := <-n.telq:
+			if n.nc.IsClosed() {
+				return
+			}
+			n.publishRecord(rec)
+		case <-deadline:
+			return
+		default:
+			return
+		}
+	}
+}
