@@ -8,7 +8,9 @@
 # with the ratios (Go tokens/s over PyTorch's: > 1 means Go is faster) and
 # writes models/speed.json, which the model cards read.
 #
-# Environment: PYTHON (default /usr/bin/python3).
+# Environment: PYTHON (default /usr/bin/python3); PRECISION, the Go side's
+# weight precision (float32, the default, or bfloat16; PyTorch stays
+# float32). Only a float32 run writes models/speed.json.
 set -euo pipefail
 
 N=${1:-256}
@@ -21,7 +23,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/neuro1_compare.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 go build -o "$TMP/neuro1" ./bench/neuro1
-"$TMP/neuro1" -tokens "$N" | tee "$TMP/go.jsonl"
+PREC=${PRECISION:-float32}
+"$TMP/neuro1" -tokens "$N" -precision "$PREC" | tee "$TMP/go.jsonl"
 RUNS=$("$PY" - "$TMP/go.jsonl" <<'PY'
 import json, sys
 runs = {"neuro-1-lite": "lite-lima", "neuro-1-standard": "standard-lima", "neuro-1-heavy": "heavy-lima"}
@@ -30,7 +33,7 @@ PY
 )
 "$PY" bench/neuro1/pytorch_gen.py --runs "$RUNS" --tokens "$N" --threads 2 | tee "$TMP/pt.jsonl"
 
-"$PY" - "$TMP/go.jsonl" "$TMP/pt.jsonl" <<'PY'
+"$PY" - "$TMP/go.jsonl" "$TMP/pt.jsonl" "$PREC" <<'PY'
 import json, platform, subprocess, sys
 go = [json.loads(l) for l in open(sys.argv[1])]
 pt = [json.loads(l) for l in open(sys.argv[2])]
@@ -43,7 +46,7 @@ try:
 except OSError:
     pass
 ncpu = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-machine = "%s, %s cores" % (cpu, ncpu)
+machine = "%s, %s cores, %s kernels" % (cpu, ncpu, go[0].get("kernels", "?"))
 speed = {}
 for g, p in zip(go, pt):
     speed[g["model"]] = {
@@ -54,9 +57,13 @@ for g, p in zip(go, pt):
         "load_seconds": round(g["load_seconds"], 3),
         "machine": machine,
     }
-    print(json.dumps({"model": g["model"],
+    print(json.dumps({"model": g["model"], "precision": sys.argv[3], "machine": machine,
                       "ratio_batch1": round(g["tokens_per_second"]["batch1"] / p["tokens_per_second"]["batch1"], 2),
-                      "ratio_batch8": round(g["tokens_per_second"]["batch8"] / p["tokens_per_second"]["batch8"], 2)}))
+                      "ratio_batch8": round(g["tokens_per_second"]["batch8"] / p["tokens_per_second"]["batch8"], 2),
+                      "fraction_of_peak_flops": {k: round(v, 3) for k, v in g.get("fraction_of_peak_flops", {}).items()},
+                      "fraction_of_triad_bandwidth": {k: round(v, 3) for k, v in g.get("fraction_of_triad_bandwidth", {}).items()}}))
+if sys.argv[3] != "float32":
+    sys.exit(0)
 with open("models/speed.json", "w") as f:
     json.dump(speed, f, indent=1, sort_keys=True)
     f.write("\n")

@@ -1,22 +1,39 @@
 // Command neuro1 measures the built-in neuro-1 models in the Go runtime
 // and prints one JSON object per model:
 //
-//	go run ./bench/neuro1 [-tokens 256] [-models neuro-1-lite,...]
+//	go run ./bench/neuro1 [-tokens 256] [-models neuro-1-lite,...] [-precision float32|bfloat16]
 //
 // For each model:
 //
 //   - load_seconds: import plus compile of the embedded .pt (models.Load);
+//
 //   - tokens_per_second: greedy generation through the runtime (a cpu
 //     deployment with continuous batching, two replicas of four slots, so
 //     at most two cores as PyTorch's two threads) of -tokens tokens per
 //     sequence, for 1 and for 8 concurrent sequences, after a warm-up;
 //     the chat template's stop tokens are banned with logit_bias so
 //     that every sequence runs to -tokens, as the PyTorch side does;
+//
 //   - state_bytes_per_sequence: the heap the simulator holds per batch
 //     slot (a 9-slot simulator minus a 1-slot one, divided by 8);
+//
 //   - heap_bytes_at_context: live heap while one sequence is at 128, 512
 //     and 2048 tokens of context: constant but for the token ids the
 //     runtime keeps (8 bytes a token) for echo, logprobs and penalties.
+//
+//   - per_token: what one token at batch 1 touches (a simulator stepped
+//     over a fixed English text): synaptic_ops (weight accumulations),
+//     weight_bytes (synaptic_ops at the weight precision's bytes: the
+//     weights read, streamed from memory when they do not stay in cache),
+//     dense_weight_bytes (every dense weight once), propagated_fraction
+//     (synaptic ops over all weights: how much of the dense work the event
+//     path leaves) and flops (2 per accumulation, 3 per state update);
+//
+//   - limits: this machine's measured roofs on 2 threads (bench/roofline:
+//     a Go STREAM triad, the dense kernel in L1), and the fractions of
+//     each that generation reached at batch 1 and 8.
+//
+// -precision is the cpu device's weight precision (cpu.Config.Precision).
 //
 // bench/neuro1/compare.sh runs this beside pytorch_gen.py and writes
 // models/speed.json, which the model cards read.
@@ -33,9 +50,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neuro-go/neuro/bench/roofline"
 	"github.com/neuro-go/neuro/models"
 	"github.com/neuro-go/neuro/runtime"
-	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
+	"github.com/neuro-go/neuro/runtime/hal/cpu"
 	"github.com/neuro-go/neuro/snn"
 )
 
@@ -46,25 +64,59 @@ type result struct {
 	StateBytes      int64              `json:"state_bytes_per_sequence"`
 	HeapAtContext   map[string]int64   `json:"heap_bytes_at_context"`
 	GOMAXPROCS      int                `json:"gomaxprocs"`
+	Precision       string             `json:"precision"`
+	Kernels         string             `json:"kernels"`
+	PerToken        perToken           `json:"per_token"`
+	Limits          *roofline.Limits   `json:"limits,omitempty"`
+	FracFLOPS       map[string]float64 `json:"fraction_of_peak_flops,omitempty"`
+	FracTriad       map[string]float64 `json:"fraction_of_triad_bandwidth,omitempty"`
+}
+
+type perToken struct {
+	SynapticOps      float64 `json:"synaptic_ops"`
+	WeightBytes      float64 `json:"weight_bytes"`
+	DenseWeightBytes int64   `json:"dense_weight_bytes"`
+	Propagated       float64 `json:"propagated_fraction"`
+	FLOPs            float64 `json:"flops"`
 }
 
 func main() {
 	n := flag.Int("tokens", 256, "tokens generated per sequence")
 	only := flag.String("models", strings.Join(models.Names(), ","), "comma-separated model ids")
+	precision := flag.String("precision", "float32", "weight precision of the cpu device: float32 or bfloat16")
+	roof := flag.Bool("roofline", true, "measure this machine's bandwidth and FLOP rate and print the fractions reached")
 	flag.Parse()
+	prec, err := snn.ParsePrecision(*precision)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "neuro1:", err)
+		os.Exit(1)
+	}
+	var limits *roofline.Limits
+	if *roof {
+		l := roofline.Measure(2)
+		limits = &l
+	}
 	for _, id := range strings.Split(*only, ",") {
-		r, err := measure(id, *n)
+		r, err := measure(id, *n, prec)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "neuro1:", err)
 			os.Exit(1)
+		}
+		if limits != nil {
+			r.Limits, r.FracFLOPS, r.FracTriad = limits, map[string]float64{}, map[string]float64{}
+			for k, tps := range r.TokensPerSecond {
+				r.FracFLOPS[k] = r.PerToken.FLOPs * tps / limits.PeakFLOPS
+				r.FracTriad[k] = r.PerToken.WeightBytes * tps / limits.TriadBytesPerS
+			}
 		}
 		b, _ := json.Marshal(r)
 		fmt.Println(string(b))
 	}
 }
 
-func measure(id string, n int) (*result, error) {
-	r := &result{Model: id, TokensPerSecond: map[string]float64{}, HeapAtContext: map[string]int64{}, GOMAXPROCS: goruntime.GOMAXPROCS(0)}
+func measure(id string, n int, prec snn.Precision) (*result, error) {
+	r := &result{Model: id, TokensPerSecond: map[string]float64{}, HeapAtContext: map[string]int64{}, GOMAXPROCS: goruntime.GOMAXPROCS(0),
+		Precision: prec.String(), Kernels: snn.KernelISA()}
 	start := time.Now()
 	m, err := models.Load(id)
 	if err != nil {
@@ -72,6 +124,13 @@ func measure(id string, n int) (*result, error) {
 	}
 	r.LoadSeconds = time.Since(start).Seconds()
 	if r.StateBytes, err = stateBytes(m); err != nil {
+		return nil, err
+	}
+	if r.PerToken, err = touched(m, prec); err != nil {
+		return nil, err
+	}
+	dev, err := cpu.New(&cpu.Config{Precision: prec})
+	if err != nil {
 		return nil, err
 	}
 	rt := runtime.New(nil)
@@ -82,7 +141,7 @@ func measure(id string, n int) (*result, error) {
 	ctx := context.Background()
 	// Two replicas of four slots: batch 1 runs on one core, batch 8 on two,
 	// as PyTorch gets two threads.
-	if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: "bench", Model: id, MaxBatch: 4, Replicas: 2}); err != nil {
+	if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: "bench", Model: id, MaxBatch: 4, Replicas: 2, Dev: dev}); err != nil {
 		return nil, err
 	}
 	stops, err := m.Tokenizer.StopIDs()
@@ -139,6 +198,47 @@ func measure(id string, n int) (*result, error) {
 		r.HeapAtContext[fmt.Sprint(total)] = heap
 	}
 	return r, nil
+}
+
+// touched steps a batch-1 simulator of the model over a fixed text and
+// returns what one token touched on average.
+func touched(m *runtime.Model, prec snn.Precision) (perToken, error) {
+	var pt perToken
+	g := m.Program.Graph
+	var weights int64
+	for _, name := range g.Names() {
+		switch x := g.Nodes[name].(type) {
+		case *snn.Linear:
+			weights += int64(len(x.Weight.Data))
+		case *snn.Affine:
+			weights += int64(len(x.Weight.Data))
+		}
+	}
+	sim, err := snn.NewSimulator(g, &snn.Options{Dt: m.Program.Dt, Weights: prec})
+	if err != nil {
+		return pt, err
+	}
+	defer sim.Close()
+	const text = "Once upon a time there was a little girl who lived in a village near the forest. " +
+		"Whenever she went out, the little girl wore a red riding cloak, so everyone in the village called her Little Red Riding Hood."
+	toks := m.Tokenizer.Encode(text)
+	in := make([]float32, sim.Inputs()[0].Size)
+	for _, t := range toks {
+		in[t] = 1
+		for range m.Program.Timesteps {
+			if err := sim.Step(in); err != nil {
+				return pt, err
+			}
+		}
+		in[t] = 0
+	}
+	c, k := sim.Counters(), float64(len(toks))
+	pt.SynapticOps = float64(c.SynapticOps) / k
+	pt.WeightBytes = pt.SynapticOps * float64(prec.WeightBytes())
+	pt.DenseWeightBytes = weights * int64(prec.WeightBytes())
+	pt.Propagated = float64(c.SynapticOps) / (k * float64(weights))
+	pt.FLOPs = 2*pt.SynapticOps + 3*float64(c.NeuronUpdates)/k
+	return pt, nil
 }
 
 // stateBytes is the heap a simulator of the model's graph holds per slot.
