@@ -14,6 +14,9 @@
 //	                 (cpu, loihi or xylo; default cpu)
 //	-console         serve the web console (package httpapi/console) at /
 //	                 beside the API (default true; -console=false turns it off)
+//	-cluster URLS    join a Neuro cluster on NATS JetStream (comma-separated
+//	                 nats:// URLs; package cluster, docs/deploy.md)
+//	-node NAME       this node's name in the cluster (default: the host name)
 //
 // API keys come from NEURO_API_KEYS (comma-separated). When it is unset,
 // one random key is generated and printed at start. Each key's principal
@@ -74,6 +77,7 @@ type config struct {
 	mock, console      bool
 	keys               map[string]string
 	origins            []string
+	cluster, node      string
 }
 
 func main() {
@@ -95,6 +99,8 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*config
 	fs.StringVar(&c.data, "data", "", "directory that keeps compiled networks across restarts")
 	fs.StringVar(&c.device, "device", "cpu", "device for the built-in models: "+strings.Join(hal.Devices(), ", "))
 	fs.BoolVar(&c.console, "console", true, "serve the web console at / beside the API")
+	fs.StringVar(&c.cluster, "cluster", "", "join a cluster: comma-separated NATS URLs (nats://h1:4222,nats://h2:4222)")
+	fs.StringVar(&c.node, "node", hostname(), "this node's name in the cluster")
 	cors := fs.String("cors", getenv("NEURO_CORS_ORIGINS"), "comma-separated browser origins allowed to call the API (\"*\" for any; default NEURO_CORS_ORIGINS, else none)")
 	fs.SetOutput(stdout)
 	if err := fs.Parse(args); err != nil {
@@ -161,12 +167,19 @@ func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (
 	for _, id := range slices.Sorted(maps.Keys(pl.Fallbacks)) {
 		fmt.Fprintf(stdout, "%s does not fit %s, so it runs on cpu: %v\n", id, c.device, pl.Fallbacks[id])
 	}
-	// The deployments callers created before a restart (with -data).
-	if err := rt.RestoreDeployments(ctx); err != nil {
+	var be httpapi.Backend = rt
+	var keys httpapi.KeyStore // nil: c.keys
+	if c.cluster != "" {
+		// In a cluster, callers' deployments are the cluster's.
+		if be, keys, err = joinCluster(ctx, c, rt, log, stdout); err != nil {
+			rt.Close()
+			return nil, nil, err
+		}
+	} else if err := rt.RestoreDeployments(ctx); err != nil { // those created before a restart (with -data)
 		rt.Close()
 		return nil, nil, err
 	}
-	srv, err := httpapi.New(rt, &httpapi.Options{Keys: c.keys, Mock: c.mock, Logger: log, Metrics: prom.New(), AllowedOrigins: c.origins})
+	srv, err := httpapi.New(be, &httpapi.Options{Keys: c.keys, KeyStore: keys, Mock: c.mock, Logger: log, Metrics: prom.New(), AllowedOrigins: c.origins})
 	if err != nil {
 		rt.Close()
 		return nil, nil, err

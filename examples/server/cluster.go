@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/neuro-go/neuro/cluster"
+	"github.com/neuro-go/neuro/httpapi"
+	neuro "github.com/neuro-go/neuro/runtime"
+)
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "neuro"
+	}
+	if i := strings.IndexByte(h, '.'); i > 0 {
+		h = h[:i]
+	}
+	return h
+}
+
+// joinCluster connects to NATS and joins the cluster (-cluster, -node).
+// The keys of NEURO_API_KEYS (or this run's generated key) are added to
+// the cluster's key store, which every node reads. The node leaves the
+// cluster when ctx ends (SIGINT, SIGTERM), handing its deployments over.
+func joinCluster(ctx context.Context, c *config, rt *neuro.Runtime, log *slog.Logger, stdout io.Writer) (httpapi.Backend, httpapi.KeyStore, error) {
+	nc, err := nats.Connect(c.cluster, nats.Name("neuro-"+c.node), nats.MaxReconnects(-1),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "server", nc.ConnectedUrlRedacted()) }))
+	if err != nil {
+		return nil, nil, fmt.Errorf("-cluster: %w", err)
+	}
+	node, err := cluster.Join(ctx, nc, rt, &cluster.Options{Name: c.node, Logger: log})
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	keys, err := node.Keys()
+	if err == nil {
+		for k, p := range c.keys {
+			if err = keys.Add(ctx, k, p); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		node.Close()
+		nc.Close()
+		return nil, nil, err
+	}
+	context.AfterFunc(ctx, func() {
+		node.Close()
+		nc.Drain()
+	})
+	fmt.Fprintf(stdout, "Joined the cluster at %s as node %q\n", nc.ConnectedUrlRedacted(), c.node)
+	return node, keys, nil
+}
