@@ -112,8 +112,9 @@ func (d *Device) Capabilities() hal.Capabilities {
 	return hal.Capabilities{Name: Name, Kind: hal.KindEmulator, Vendor: "Intel", Model: "Loihi 2 (Lava bit-accurate CUBA LIF)", Target: Target()}
 }
 
-// Load folds p's linear regions (compile.FoldLinear), checks that the
-// result fits the chip, converts it to integers and returns an instance
+// Load estimates from p's sparsity patterns whether its folded form can
+// fit the chip and refuses it at once if not (estimatePlacement), folds
+// p's linear regions (compile.FoldLinear), checks that the result fits, converts it to integers and returns an instance
 // with batch independent states. The readout neurons of an Output fed by
 // synapses count as a layer of their own, named "<output>/readout", in the
 // placement.
@@ -127,11 +128,15 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 	if p == nil || p.Graph == nil {
 		return nil, fmt.Errorf("loihi: program has no graph")
 	}
+	t := Target()
+	// Refuse what cannot fit before folding: the fold is most of the cost.
+	if _, err := estimatePlacement(p.Graph, &t, p.Name); err != nil {
+		return nil, fmt.Errorf("loihi: %w", err)
+	}
 	g, frep, err := fold(p.Graph)
 	if err != nil {
 		return nil, fmt.Errorf("loihi: %w", err)
 	}
-	t := Target()
 	place, err := compile.Partition(placementGraph(g), &t)
 	if err != nil {
 		return nil, fmt.Errorf("loihi: %w", err)
