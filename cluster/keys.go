@@ -31,7 +31,11 @@ type keyRecord struct {
 func (n *Node) Keys() (*Keys, error) {
 	k := &Keys{kv: n.keys, byHash: map[string]string{}}
 	ready := make(chan error, 1)
-	n.watch(n.keys, k.apply, ready)
+	n.watch(n.keys, k.apply, func() {
+		k.mu.Lock()
+		k.byHash = map[string]string{}
+		k.mu.Unlock()
+	}, ready)
 	if err := <-ready; err != nil {
 		return nil, err
 	}

@@ -132,6 +132,7 @@ type Node struct {
 	aliveSeen map[string]time.Time
 	owned     map[string]*owned // deployments this node runs for the cluster
 	subs      map[string]*nats.Subscription
+	watchers  []*watcher
 	left      bool
 }
 
@@ -197,11 +198,23 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 	type w struct {
 		kv    jetstream.KeyValue
 		apply func(jetstream.KeyValueEntry)
+		reset func()
+	}
+	clear := func(m func()) func() {
+		return func() {
+			n.mu.Lock()
+			m()
+			n.mu.Unlock()
+		}
 	}
 	ready := make(chan error, 6)
-	for _, x := range []w{{n.nets, n.applyNetwork}, {n.deps, n.applySpec}, {n.leases, n.applyLease},
-		{n.members, n.applyMember}, {n.alive, n.applyAlive}} {
-		n.watch(x.kv, x.apply, ready)
+	// Specs and networks are not forgotten before a replay: an empty
+	// view would stop deployments and unregister networks.
+	for _, x := range []w{{n.nets, n.applyNetwork, nil}, {n.deps, n.applySpec, nil},
+		{n.leases, n.applyLease, clear(func() { n.leaseOf = map[string]leaseEntry{} })},
+		{n.members, n.applyMember, clear(func() { n.memberOf = map[string]member{} })},
+		{n.alive, n.applyAlive, clear(func() { n.aliveSeen = map[string]time.Time{} })}} {
+		n.watch(x.kv, x.apply, x.reset, ready)
 	}
 	for range 5 {
 		select {
@@ -294,39 +307,76 @@ func (n *Node) open(ctx context.Context) error {
 	return nil
 }
 
+// watcher follows one bucket into the node's view of it.
+type watcher struct {
+	kv     jetstream.KeyValue
+	apply  func(jetstream.KeyValueEntry)
+	reset  func() // forgets the view before a replay
+	cancel context.CancelFunc
+}
+
 // watch applies every change of a bucket, beginning with what it holds
 // now; ready gets nil once that is applied.
-func (n *Node) watch(kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry), ready chan<- error) {
-	w, err := kv.WatchAll(n.ctx)
+func (n *Node) watch(kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry), reset func(), ready chan<- error) {
+	w := &watcher{kv: kv, apply: apply, reset: reset}
+	n.mu.Lock()
+	n.watchers = append(n.watchers, w)
+	n.mu.Unlock()
+	n.follow(w, ready)
+}
+
+func (n *Node) follow(w *watcher, ready chan<- error) {
+	ctx, cancel := context.WithCancel(n.ctx)
+	w.cancel = cancel
+	kw, err := w.kv.WatchAll(ctx)
 	if err != nil {
-		ready <- fmt.Errorf("cluster: watching %s: %w", kv.Bucket(), err)
+		if ready != nil {
+			ready <- fmt.Errorf("cluster: watching %s: %w", w.kv.Bucket(), err)
+		}
 		return
 	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		defer w.Stop()
+		defer kw.Stop()
 		initial := true
 		for {
 			select {
-			case <-n.ctx.Done():
+			case <-ctx.Done():
 				return
-			case e, ok := <-w.Updates():
+			case e, ok := <-kw.Updates():
 				if !ok {
 					return
 				}
 				if e == nil {
-					if initial {
-						initial = false
+					if initial && ready != nil {
 						ready <- nil
 					}
+					initial = false
 					continue
 				}
-				apply(e)
+				w.apply(e)
 				n.poke()
 			}
 		}
 	}()
+}
+
+// rewatch starts every watch again from what the buckets hold now. A
+// watch can stall when the NATS server it was reading from is lost;
+// the node notices when its own presence stops coming back to it.
+func (n *Node) rewatch() {
+	n.mu.Lock()
+	ws := slices.Clone(n.watchers)
+	n.mu.Unlock()
+	n.log.Warn("the cluster's buckets stopped reaching this node; watching them again")
+	for _, w := range ws {
+		w.cancel()
+		if w.reset != nil {
+			w.reset()
+		}
+		n.follow(w, nil)
+	}
 }
 
 // poke asks the loop to reconcile soon.

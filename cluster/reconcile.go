@@ -24,12 +24,21 @@ func (n *Node) loop() {
 	defer t.Stop()
 	n.renewPresence()
 	n.reconcile()
+	watched := time.Now()
 	for {
 		select {
 		case <-n.ctx.Done():
 			return
 		case <-t.C:
-			n.renewPresence()
+			if n.renewPresence() == nil && time.Since(watched) > n.o.LeaseTTL {
+				n.mu.Lock()
+				seen := n.aliveSeen[n.o.Name]
+				n.mu.Unlock()
+				if time.Since(seen) > n.o.LeaseTTL {
+					n.rewatch()
+					watched = time.Now()
+				}
+			}
 			n.reconcile()
 		case <-n.kick:
 			n.reconcile()
@@ -41,12 +50,14 @@ func (n *Node) opCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(n.ctx, n.o.LeaseTTL/3)
 }
 
-func (n *Node) renewPresence() {
+func (n *Node) renewPresence() error {
 	ctx, cancel := n.opCtx()
 	defer cancel()
-	if _, err := n.alive.Put(ctx, n.o.Name, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+	_, err := n.alive.Put(ctx, n.o.Name, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+	if err != nil {
 		n.log.Warn("cannot renew presence", "err", err)
 	}
+	return err
 }
 
 // reconcile brings this node's share of the cluster to the desired
