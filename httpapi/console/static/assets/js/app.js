@@ -79,6 +79,5 @@ onUnauthorized((err) => {
 });
 
 window.addEventListener('hashchange', route);
-window.addEventListener('error', (ev) => console.error('console:', ev.message));
 route();
 document.documentElement.dataset.ready = 'true';

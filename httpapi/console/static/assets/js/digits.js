@@ -23,7 +23,7 @@ export class Pad {
       this.line(this.last, p);
       this.last = p;
     });
-    const end = () => { if (this.last) { this.last = null; this.onChange(); } };
+    const end = () => { if (this.last) { this.last = null; this.onChange(this); } };
     canvas.addEventListener('pointerup', end);
     canvas.addEventListener('pointercancel', end);
     canvas.addEventListener('keydown', (e) => this.key(e));
@@ -61,7 +61,7 @@ export class Pad {
 
   clear() {
     this.g.clearRect(0, 0, this.c.width, this.c.height);
-    this.onChange();
+    this.onChange(this);
   }
 
   // The keyboard draws on an 8×8 grid of cells.
@@ -85,7 +85,7 @@ export class Pad {
     e.preventDefault();
     Object.assign(this.cursorEl.style, { left: cur.x * 12.5 + '%', top: cur.y * 12.5 + '%' });
     this.cursorEl.hidden = false;
-    this.onChange();
+    this.onChange(this);
   }
 
   empty() { return this.pixels().every((v) => v === 0); }

@@ -3,7 +3,7 @@
 
 import { api, showError, listModels, listDeployments, devicesOf, isOwnModel, h, fmt, enc } from './api.js';
 import { Pad, drawGrid } from './digits.js';
-import { drawEvents } from './raster.js';
+import { drawEvents, drawTraces } from './raster.js';
 
 const $ = (id) => document.getElementById(id);
 const DIGITS = 'neuro-1-digits';
@@ -12,7 +12,7 @@ let models = [], deps = [];
 let polling = 0;
 
 export async function enter() {
-  pad ??= new Pad($('digit-canvas'), $('digit-cursor'), () => drawGrid($('digit-preview'), pad.pixels()));
+  pad ??= new Pad($('digit-canvas'), $('digit-cursor'), (p) => drawGrid($('digit-preview'), p.pixels()));
   await refresh();
 }
 
@@ -109,14 +109,15 @@ async function runDigit() {
   $('digit-run').disabled = true;
   $('digit-prediction').dataset.state = 'running';
   try {
-    const res = await api('POST', `/v1/deployments/${enc(id)}/run`, { inputs: [inputs], record: ['spikes'] });
+    const res = await api('POST', `/v1/deployments/${enc(id)}/run`, { inputs: [inputs], record: ['spikes', 'membrane'] });
     showError($('digit-error'), null);
     const out = res.outputs[0];
     $('digit-prediction').textContent = String(out.prediction);
+    $('digit-counts-title').textContent = out.spikes?.length === 0 && out.spike_counts.some((c) => c < 0)
+      ? 'Output values (the readout\'s final membrane)' : 'Output spike counts';
     renderBars($('digit-counts'), out.spike_counts, out.prediction);
-    const T = Math.max(res.usage?.timesteps || 0, ...(out.spikes || []).map(([t]) => t + 1));
-    drawEvents($('digit-raster'), out.spikes || [], T, out.spike_counts.length);
-    $('digit-usage').textContent = usageText(res.usage) + ` · on ${res.deployment || id}`;
+    drawOutput($('digit-raster'), out, res.usage);
+    $('digit-usage').textContent = usageText(res.usage) + ` · on ${res.deployment || id}` + outputNote(out);
   } catch (err) {
     showError($('digit-error'), err);
     $('digit-prediction').textContent = '–';
@@ -126,17 +127,40 @@ async function runDigit() {
   }
 }
 
+// drawOutput draws a run's output activity: its spikes, or, for an
+// output layer that does not spike (a leaky-integrator readout), its
+// membrane over time when recorded.
+function drawOutput(canvas, out, usage) {
+  const n = out.spike_counts?.length || 0;
+  canvas.hidden = !out.spikes?.length && !out.membrane?.length;
+  if (out.spikes?.length || !out.membrane?.length) {
+    const T = Math.max(Math.round((usage?.timesteps || 0) / Math.max(1, usage?.samples || 1)), ...(out.spikes || []).map(([t]) => t + 1));
+    drawEvents(canvas, out.spikes || [], T, n);
+  } else {
+    drawTraces(canvas, out.membrane);
+  }
+}
+
+function outputNote(out) {
+  if (out.spikes?.length) return '';
+  if (out.membrane?.length) return ' · the output layer does not spike: shown is its membrane over time, and the counts are its final values';
+  return ' · the output layer does not spike (a leaky-integrator readout): the counts are its final values';
+}
+
 function usageText(u) {
   if (!u) return '';
   return [`${fmt(u.timesteps)} timesteps`, `${fmt(u.spikes)} spikes`, `${fmt(u.synaptic_ops)} synaptic ops`,
     `${fmt(u.energy_uj)} µJ`, u.device_ms !== undefined ? `${fmt(u.device_ms)} ms on the device` : null].filter(Boolean).join(' · ');
 }
 
+// renderBars draws one bar per output; values below zero (a readout's
+// membrane) are drawn from the lowest value up.
 function renderBars(el, counts, best) {
-  const top = Math.max(1, ...counts);
+  const lo = Math.min(0, ...counts), hi = Math.max(...counts);
+  const span = hi > lo ? hi - lo : 1;
   el.replaceChildren(...counts.map((c, i) => {
     const bar = h('span', { class: 'bar' + (i === best ? ' best' : '') });
-    bar.style.width = `${(100 * c) / top}%`;
+    bar.style.width = `${Math.max(1, (100 * (c - lo)) / span)}%`;
     return h('div', { class: 'bar-row', title: `output ${i}: ${c}` }, h('span', { class: 'bar-label' }, i), h('span', { class: 'bar-track' }, bar), h('span', { class: 'bar-value' }, fmt(c)));
   }));
 }
@@ -251,7 +275,6 @@ $('run-form').addEventListener('submit', async (ev) => {
   try {
     const res = await api('POST', `/v1/deployments/${enc(id)}/run`, body);
     showError(errEl, null);
-    const T = res.usage?.timesteps ? Math.round(res.usage.timesteps / Math.max(1, res.usage.samples || 1)) : 0;
     $('run-result').replaceChildren(
       h('p', { class: 'hint' }, usageText(res.usage)),
       h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
@@ -259,10 +282,10 @@ $('run-form').addEventListener('submit', async (ev) => {
         h('tbody', {}, res.outputs.map((o) => h('tr', {}, h('td', {}, o.index), h('td', {}, h('strong', {}, o.prediction)),
           h('td', {}, h('code', {}, (o.spike_counts || []).map((c) => fmt(c)).join(' ')))))))));
     const o = res.outputs[0];
-    if (o?.spikes) {
-      const c = h('canvas', { class: 'small-raster', role: 'img', 'aria-label': 'Output spikes of sample 0' });
-      $('run-result').append(c);
-      drawEvents(c, o.spikes, Math.max(T, ...o.spikes.map(([t]) => t + 1)), o.spike_counts.length);
+    if (o?.spikes || o?.membrane) {
+      const c = h('canvas', { class: 'small-raster', role: 'img', 'aria-label': 'Output activity of sample 0' });
+      $('run-result').append(c, h('p', { class: 'hint' }, outputNote(o).replace(/^ · /, '')));
+      drawOutput(c, o, res.usage);
     }
   } catch (err) {
     showError(errEl, err);

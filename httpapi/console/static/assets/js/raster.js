@@ -22,7 +22,7 @@ export class LayerRaster {
     this.canvas = canvas;
     this.legend = legend;
     this.reset();
-    new ResizeObserver(() => this.draw()).observe(canvas);
+    new ResizeObserver(() => this.scheduleDraw()).observe(canvas);
   }
 
   reset() {
@@ -77,7 +77,9 @@ export class LayerRaster {
     }
     const gap = 3 * dpr;
     const bandH = (c.height - gap * (layers.length - 1)) / layers.length;
-    const colW = Math.max(2, Math.round(5 * dpr));
+    // Columns are wide while there are few tokens, then narrow to 3 px
+    // and scroll, the newest on the right.
+    const colW = Math.max(Math.round(3 * dpr), Math.min(Math.round(16 * dpr), Math.floor(c.width / Math.max(1, this.columns.length))));
     const visible = Math.floor(c.width / colW);
     const first = Math.max(0, this.columns.length - visible);
     layers.forEach(([name, l], k) => {
@@ -137,4 +139,30 @@ export function drawEvents(canvas, events, T, n) {
   g.fillStyle = palette[0];
   for (const [t, i] of events || []) g.fillRect(left + t * w, i * hh + 1, Math.max(1, w - 0.5), Math.max(1, hh - 2));
   canvas.dataset.spikes = (events || []).length;
+}
+
+// drawTraces draws values[t][i] (a T × n matrix, such as the membrane of
+// an output layer that does not spike) as a heat map, time across and
+// neuron down, each neuron scaled to its own range.
+export function drawTraces(canvas, values) {
+  const dpr = fit(canvas);
+  const g = canvas.getContext('2d');
+  g.fillStyle = css('--raster-bg', '#0b1020');
+  g.fillRect(0, 0, canvas.width, canvas.height);
+  const T = values.length, n = T ? values[0].length : 0;
+  if (!T || !n) return;
+  const left = n <= 16 ? 16 * dpr : 0;
+  const w = (canvas.width - left) / T, hh = canvas.height / n;
+  g.font = `${Math.min(10 * dpr, hh * 0.8)}px system-ui, sans-serif`;
+  for (let i = 0; i < n; i++) {
+    let lo = Infinity, hi = -Infinity;
+    for (let t = 0; t < T; t++) { lo = Math.min(lo, values[t][i]); hi = Math.max(hi, values[t][i]); }
+    for (let t = 0; t < T; t++) {
+      const a = hi > lo ? (values[t][i] - lo) / (hi - lo) : 0;
+      g.fillStyle = `rgba(79,140,255,${a.toFixed(3)})`;
+      g.fillRect(left + t * w, i * hh + 1, Math.max(1, w), Math.max(1, hh - 2));
+    }
+    g.fillStyle = css('--muted', '#8892a6');
+    if (left) g.fillText(String(i), 3 * dpr, i * hh + hh * 0.75);
+  }
 }

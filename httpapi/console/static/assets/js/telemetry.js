@@ -79,6 +79,8 @@ function push(s) {
   if (visible) render();
 }
 
+const ticks = (u, vals) => vals.map((v) => fmt(v));
+
 function build() {
   const root = $('telemetry-chart');
   if (!window.uPlot) { root.textContent = 'The chart library did not load.'; return; }
@@ -94,13 +96,25 @@ function build() {
     const opts = {
       width: Math.max(200, holder.clientWidth || 400), height: 180,
       series: [{}, ...sp.keys.map(([, label, scale], i) => ({ label, stroke: colors[i], width: 2, scale: scale || 'y', spanGaps: true }))],
-      axes: [{ stroke: '#8892a6' }, { stroke: '#8892a6', scale: 'y', size: 56 },
-        ...(hasY2 ? [{ stroke: colors[1], scale: 'y2', side: 1, size: 56, grid: { show: false } }] : [])],
-      scales: { x: { time: true } },
+      axes: [{ stroke: '#8892a6' }, { stroke: '#8892a6', scale: 'y', size: 56, values: ticks },
+        ...(hasY2 ? [{ stroke: colors[1], scale: 'y2', side: 1, size: 56, grid: { show: false }, values: ticks }] : [])],
+      // At least a minute across, so that the first samples do not
+      // stretch the time axis over years.
+      scales: { x: { time: true, range: (u, lo, hi) => (hi - lo < 60 ? [hi - 60, hi] : [lo, hi]) },
+        y: { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.1 : 1] }, y2: { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.1 : 1] } },
       legend: { live: false },
     };
     const u = new window.uPlot(opts, [[]].concat(sp.keys.map(() => [])), holder);
-    new ResizeObserver(() => u.setSize({ width: Math.max(200, holder.clientWidth), height: 180 })).observe(holder);
+    let frame = 0;
+    new ResizeObserver(() => {
+      // Resizing in the next frame, not in the observer, ends the loop
+      // of a size change that the chart itself causes.
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => {
+        const width = Math.max(200, holder.clientWidth);
+        if (width !== u.width) u.setSize({ width, height: 180 });
+      });
+    }).observe(holder);
     return { u, sp };
   });
 }
@@ -112,7 +126,7 @@ function render() {
   if (!last) return;
   const s = last, ne = s.neuromorphic || {};
   const cards = [
-    ['Requests', `${s.requests?.total ?? 0}`, `${s.requests?.errors ?? 0} errors`],
+    ['Requests', `${s.requests?.total ?? 0}`, `${s.requests?.errors ?? 0} ${s.requests?.errors === 1 ? 'error' : 'errors'}`],
     ['Latency p50 / p95 / p99', `${fmt(s.latency_ms?.p50)} / ${fmt(s.latency_ms?.p95)} / ${fmt(s.latency_ms?.p99)} ms`, `mean ${fmt(s.latency_ms?.mean)} ms`],
     ['Time to first token', `${fmt(s.time_to_first_token_ms?.p50)} ms`, `p95 ${fmt(s.time_to_first_token_ms?.p95)} ms`],
     ['Tokens', `${fmt(s.tokens?.per_second)} /s`, `${fmt(s.tokens?.prompt)} prompt, ${fmt(s.tokens?.completion)} generated`],
