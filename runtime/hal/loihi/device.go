@@ -207,10 +207,12 @@ type Instance struct {
 
 type denseRun struct {
 	rows, cols int
-	wt         []int32 // column-major: column j is wt[j*rows:(j+1)*rows]
-	nnz        []int64 // non-zero weights per column (the synaptic ops of one input event)
-	exp        int
-	out        []int64 // batch × rows
+	// wt is column-major: column j is wt[j*rows:(j+1)*rows]. Lava's
+	// weights fit 16 bits ([−256, 255]); half the memory of int32.
+	wt  []int16
+	nnz []int64 // non-zero weights per column (the synaptic ops of one input event)
+	exp int
+	out []int64 // batch × rows
 }
 
 type layerRun struct {
@@ -238,11 +240,11 @@ func newInstance(net *Network, rep *ConversionReport, place *compile.Placement, 
 		in.inPorts = append(in.inPorts, snn.Port{Name: p.Name, Shape: p.Shape, Size: p.Size})
 	}
 	for _, d := range net.Denses {
-		r := denseRun{rows: d.Rows, cols: d.Cols, exp: d.WeightExp, wt: make([]int32, d.Rows*d.Cols), nnz: make([]int64, d.Cols), out: make([]int64, batch*d.Rows)}
+		r := denseRun{rows: d.Rows, cols: d.Cols, exp: d.WeightExp, wt: make([]int16, d.Rows*d.Cols), nnz: make([]int64, d.Cols), out: make([]int64, batch*d.Rows)}
 		for i := 0; i < d.Rows; i++ {
 			for j := 0; j < d.Cols; j++ {
 				w := d.Weights[i*d.Cols+j]
-				r.wt[j*d.Rows+i] = w
+				r.wt[j*d.Rows+i] = int16(w)
 				if w != 0 {
 					r.nnz[j]++
 				}

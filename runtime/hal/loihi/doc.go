@@ -18,7 +18,13 @@
 // chip's limits (compile.Partition with Target: 128 cores,
 // 8,192 neurons and 131,072 synapses a core, 120 million synapses a chip),
 // then converts, and the Instance steps the integer network for a batch of
-// independent states.
+// independent states. Folding is most of a Load's cost, so Load first
+// places the folded synapses as the sparsity patterns of the unfolded
+// graph predict them (a boolean composition: an entry counts unless
+// every path to it has a zero weight) and refuses a program that cannot
+// fit before folding it: neuro-1-heavy in 0.2 s and 2 MB instead of
+// 14 s and 750 MB. That count is an upper bound of Partition's, equal to
+// it unless composed weights cancel to exactly 0.
 //
 // The neuron is Lava's PyLifModelBitAcc (src/lava/proc/lif/models.py), per
 // step, with a the summed synaptic input:

@@ -28,17 +28,50 @@ import (
 // built-in models' estimates equal their placements (fit_test.go).
 
 // pattern is the sparsity of a map from a source's outputs (cols) to a
-// node's outputs (rows): full, or one bit set per possibly non-zero entry.
+// node's outputs (rows): full; diagonal (a source's own outputs, then
+// scaled: entry (i, i) where nz is nil or nz[i]); or one bit set per
+// possibly non-zero entry.
 type pattern struct {
 	rows, cols int
-	full       bool
-	bits       []uint64 // rows × words(cols), nil when full
+	full, diag bool
+	nz         []bool
+	bits       []uint64 // rows × words(cols), nil when full or diagonal
 }
 
 func words(n int) int { return (n + 63) / 64 }
 
+// maxPatternWords bounds one pattern's bits (128 MiB). The fold of the
+// same map would hold 64 times as much in float64; a larger pattern, or
+// a diagonal one that would have to be spelled out that large, makes the
+// estimate give up and Load fold as before.
+const maxPatternWords = 1 << 24
+
+// errTooBig is the panic value of newPattern over maxPatternWords;
+// estimatePlacement recovers it and gives up.
+type errTooBig struct{}
+
 func newPattern(rows, cols int) *pattern {
+	if int64(rows)*int64(words(cols)) > maxPatternWords {
+		panic(errTooBig{})
+	}
 	return &pattern{rows: rows, cols: cols, bits: make([]uint64, rows*words(cols))}
+}
+
+// has reports whether a diagonal pattern has its entry in row i.
+func (p *pattern) has(i int) bool { return p.nz == nil || p.nz[i] }
+
+// spelled returns p as bits (a diagonal one spelled out).
+func (p *pattern) spelled() *pattern {
+	if !p.diag {
+		return p
+	}
+	out := newPattern(p.rows, p.cols)
+	for i := 0; i < p.rows; i++ {
+		if p.has(i) {
+			out.row(i)[i/64] |= 1 << (i % 64)
+		}
+	}
+	return out
 }
 
 func (p *pattern) row(i int) []uint64 {
@@ -50,6 +83,12 @@ func (p *pattern) row(i int) []uint64 {
 func (p *pattern) count(i int) int {
 	if p.full {
 		return p.cols
+	}
+	if p.diag {
+		if p.has(i) {
+			return 1
+		}
+		return 0
 	}
 	n := 0
 	for _, x := range p.row(i) {
@@ -68,6 +107,7 @@ func or(p, q *pattern) *pattern {
 	case q.full:
 		return q
 	}
+	p, q = p.spelled(), q.spelled()
 	out := newPattern(p.rows, p.cols)
 	for i := range out.bits {
 		out.bits[i] = p.bits[i] | q.bits[i]
@@ -77,14 +117,10 @@ func or(p, q *pattern) *pattern {
 
 // identity is the pattern of a source's own outputs.
 func identity(n int) *pattern {
-	p := newPattern(n, n)
-	for i := 0; i < n; i++ {
-		p.row(i)[i/64] |= 1 << (i % 64)
-	}
 	if n == 1 {
 		return &pattern{rows: 1, cols: 1, full: true}
 	}
-	return p
+	return &pattern{rows: n, cols: n, diag: true}
 }
 
 // linear is the pattern of W·x for x of pattern in: row i is the union of
@@ -119,7 +155,13 @@ func linear(w *snn.Tensor, in *pattern) *pattern {
 	for i := 0; i < r; i++ {
 		dst := out.row(i)
 		for j, x := range w.Data[i*k : (i+1)*k] {
-			if x != 0 {
+			switch {
+			case x == 0:
+			case in.diag:
+				if in.has(j) {
+					dst[j/64] |= 1 << (j % 64)
+				}
+			default:
 				for n, b := range in.row(j) {
 					dst[n] |= b
 				}
@@ -157,6 +199,13 @@ func scale(s []float32, in *pattern) *pattern {
 	if !zero {
 		return in
 	}
+	if in.diag {
+		nz := make([]bool, in.rows)
+		for i := range nz {
+			nz[i] = in.has(i) && at(i) != 0
+		}
+		return &pattern{rows: in.rows, cols: in.cols, diag: true, nz: nz}
+	}
 	out := newPattern(in.rows, in.cols)
 	for i := 0; i < in.rows; i++ {
 		if at(i) == 0 {
@@ -176,7 +225,15 @@ func scale(s []float32, in *pattern) *pattern {
 // no error when it cannot say (a node kind or graph shape Load refuses
 // anyway, or a linear region on a cycle with more than one node), and a
 // *compile.FitError when the estimate does not fit.
-func estimatePlacement(g *snn.Graph, t *compile.Target, name string) (*compile.Placement, error) {
+func estimatePlacement(g *snn.Graph, t *compile.Target, name string) (p *compile.Placement, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(errTooBig); !ok {
+				panic(r)
+			}
+			p, err = nil, nil
+		}
+	}()
 	shapes, err := g.Shapes()
 	if err != nil {
 		return nil, nil
