@@ -66,3 +66,28 @@ func TestStreamedActivity(t *testing.T) {
 	checkError(t, do(s, "POST", "/v1/completions", keyAlice, `{"model":"neuro-1-lite","prompt":"x","neuro":true}`),
 		400, typeInvalidRequest, "invalid_type", "neuro")
 }
+
+// TestUsageSaysWhatTheDeviceDid: a completion's usage carries its
+// timesteps, spikes and energy, streamed or not.
+func TestUsageSaysWhatTheDeviceDid(t *testing.T) {
+	s := newTestServer(t, newTestRuntime(t, nil, 2), nil)
+	var c struct {
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+			Neuromorphic     struct {
+				Timesteps int64
+				Spikes    float64
+				EnergyUJ  float64 `json:"energy_uj"`
+			}
+		}
+	}
+	w := do(s, "POST", "/v1/chat/completions", keyAlice, `{"model":"neuro-1-lite","messages":[{"role":"user","content":"Hi"}],"max_tokens":5}`)
+	json.Unmarshal(w.Body.Bytes(), &c)
+	if n := c.Usage.Neuromorphic; n.Timesteps == 0 || n.Spikes == 0 || n.EnergyUJ == 0 {
+		t.Errorf("usage %s", w.Body)
+	}
+	w = do(s, "POST", "/v1/chat/completions", keyAlice, `{"model":"neuro-1-lite","messages":[{"role":"user","content":"Hi"}],"max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}`)
+	if !strings.Contains(w.Body.String(), `"neuromorphic":{"timesteps":`) {
+		t.Errorf("the usage chunk: %s", w.Body)
+	}
+}

@@ -30,7 +30,7 @@ type chatCompletion struct {
 	Created int64         `json:"created"`
 	Model   string        `json:"model"`
 	Choices []chatChoice  `json:"choices"`
-	Usage   runtime.Usage `json:"usage"`
+	Usage   usageRecord `json:"usage"`
 }
 
 type chatChoice struct {
@@ -77,7 +77,8 @@ func chatLogprobsOf(lps []runtime.TokenLogprob) *chatLogprobs {
 }
 
 func chatResponse(id string, created int64, model string, g *genRequest, res *runtime.Result) *chatCompletion {
-	c := &chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model, Usage: res.Usage}
+	c := &chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model}
+	c.Usage.add(res)
 	for i, ch := range res.Choices {
 		cc := chatChoice{Index: i, Message: chatMessage{Role: "assistant", Content: ch.Text}, FinishReason: ch.FinishReason}
 		if g.logprobs {
@@ -94,7 +95,7 @@ type textCompletion struct {
 	Created int64          `json:"created"`
 	Model   string         `json:"model"`
 	Choices []textChoice   `json:"choices"`
-	Usage   *runtime.Usage `json:"usage,omitempty"`
+	Usage   *usageRecord `json:"usage,omitempty"`
 }
 
 type textChoice struct {
@@ -134,11 +135,9 @@ func (t *textLogprobs) add(lp runtime.TokenLogprob, offset int, withTop bool) in
 }
 
 func completionResponse(id string, created int64, model string, g *genRequest, results []*runtime.Result, tok *tokenizer.Tokenizer) *textCompletion {
-	c := &textCompletion{ID: id, Object: "text_completion", Created: created, Model: model, Usage: &runtime.Usage{}}
+	c := &textCompletion{ID: id, Object: "text_completion", Created: created, Model: model, Usage: &usageRecord{}}
 	for p, res := range results {
-		c.Usage.PromptTokens += res.Usage.PromptTokens
-		c.Usage.CompletionTokens += res.Usage.CompletionTokens
-		c.Usage.TotalTokens += res.Usage.TotalTokens
+		c.Usage.add(res)
 		for i, ch := range res.Choices {
 			fr := ch.FinishReason
 			tc := textChoice{Text: ch.Text, Index: p*g.n + i, FinishReason: &fr}
@@ -185,4 +184,29 @@ func echoLogprobs(res *runtime.Result, tok *tokenizer.Tokenizer) *textLogprobs {
 		offset = t.add(lp, offset, true)
 	}
 	return t
+}
+
+// usageRecord is a completion's usage: OpenAI's token counts, and what
+// the answer cost the device (an extension OpenAI clients ignore).
+type usageRecord struct {
+	runtime.Usage
+	Neuromorphic neuroUsage `json:"neuromorphic"`
+}
+
+type neuroUsage struct {
+	Timesteps   int64   `json:"timesteps"`
+	Spikes      float64 `json:"spikes"`
+	SynapticOps float64 `json:"synaptic_ops"`
+	EnergyUJ    float64 `json:"energy_uj"`
+}
+
+// add counts a result in.
+func (u *usageRecord) add(res *runtime.Result) {
+	u.PromptTokens += res.Usage.PromptTokens
+	u.CompletionTokens += res.Usage.CompletionTokens
+	u.TotalTokens += res.Usage.TotalTokens
+	u.Neuromorphic.Timesteps += res.Stats.Timesteps
+	u.Neuromorphic.Spikes += res.Stats.Spikes
+	u.Neuromorphic.SynapticOps += res.Stats.SynapticOps
+	u.Neuromorphic.EnergyUJ += res.Stats.EnergyMicrojoule
 }

@@ -244,7 +244,7 @@ func (st *sse) appendTextLogprobs(b []byte, idx int, lps []runtime.TokenLogprob)
 }
 
 // finish sends the usage chunk when asked for, then [DONE].
-func (st *sse) finish(usage runtime.Usage) {
+func (st *sse) finish(usage *usageRecord) {
 	st.start()
 	if st.g.includeUsage {
 		b := append(st.buf[:0], st.prefix...)
@@ -254,7 +254,16 @@ func (st *sse) finish(usage runtime.Usage) {
 		b = strconv.AppendInt(b, int64(usage.CompletionTokens), 10)
 		b = append(b, `,"total_tokens":`...)
 		b = strconv.AppendInt(b, int64(usage.TotalTokens), 10)
-		b = append(b, "}}\n\n"...)
+		n := usage.Neuromorphic
+		b = append(b, `,"neuromorphic":{"timesteps":`...)
+		b = strconv.AppendInt(b, n.Timesteps, 10)
+		b = append(b, `,"spikes":`...)
+		b = strconv.AppendFloat(b, n.Spikes, 'g', -1, 64)
+		b = append(b, `,"synaptic_ops":`...)
+		b = strconv.AppendFloat(b, n.SynapticOps, 'g', -1, 64)
+		b = append(b, `,"energy_uj":`...)
+		b = strconv.AppendFloat(b, n.EnergyUJ, 'g', -1, 64)
+		b = append(b, "}}}\n\n"...)
 		st.buf = b
 		st.write(b, false)
 	}
@@ -283,7 +292,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, g *genRequest, m
 	st := newSSE(w, s, g, newID(prefix), s.opts.Now().Unix(), m.ID)
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
-	var usage runtime.Usage
+	var usage usageRecord
 	for i, req := range reqs {
 		st.base = i * g.n
 		if g.echo && !g.chat {
@@ -296,9 +305,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, g *genRequest, m
 		res, err := s.be.Generate(ctx, req, st.event)
 		if res != nil {
 			s.observe(res)
-			usage.PromptTokens += res.Usage.PromptTokens
-			usage.CompletionTokens += res.Usage.CompletionTokens
-			usage.TotalTokens += res.Usage.TotalTokens
+			usage.add(res)
 		}
 		if err != nil {
 			switch {
@@ -312,5 +319,5 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, g *genRequest, m
 			return
 		}
 	}
-	st.finish(usage)
+	st.finish(&usage)
 }

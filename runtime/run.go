@@ -125,6 +125,9 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 	n, m := d.ports()
 	samples := make([]*sample, len(req.Samples))
 	res := &RunResult{Model: d.Model.ID, Deployment: d.ID, Outputs: make([]RunOutput, len(req.Samples)), Warnings: d.warnings()}
+	if req.Membrane && !d.membrane {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("no membrane was recorded: %s does not report the output layer's membrane (the cpu simulator does)", d.Device.Name))
+	}
 	var wg sync.WaitGroup
 	for k := range req.Samples {
 		s, err := d.newSample(ctx, req, k, n, m, &res.Outputs[k], &wg)

@@ -105,7 +105,7 @@ async function runDigit() {
   const id = $('digit-device').value;
   if (!id) return;
   if (pad.empty()) { showError($('digit-error'), new Error('Draw a digit first.')); return; }
-  const inputs = pad.pixels();
+  const inputs = pad.pixels().map((v) => v / 16); // the classifier takes pixel/16, in [0, 1]
   $('digit-run').disabled = true;
   $('digit-prediction').dataset.state = 'running';
   try {
