@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -134,6 +135,10 @@ type Node struct {
 	subs      map[string]*nats.Subscription
 	watchers  []*watcher
 	left      bool
+
+	telRead   atomic.Value  // jetstream.ConsumeContext of the telemetry reader
+	telSeq    atomic.Uint64 // the last stream sequence read
+	telBehind time.Time     // since when the reader has been behind (loop only)
 }
 
 // owned is a cluster deployment this node holds the lease of.
@@ -313,6 +318,8 @@ type watcher struct {
 	apply  func(jetstream.KeyValueEntry)
 	reset  func() // forgets the view before a replay
 	cancel context.CancelFunc
+	last   atomic.Uint64 // the last revision applied
+	behind time.Time     // since when the bucket has had newer ones
 }
 
 // watch applies every change of a bucket, beginning with what it holds
@@ -355,6 +362,7 @@ func (n *Node) follow(w *watcher, ready chan<- error) {
 					initial = false
 					continue
 				}
+				w.last.Store(e.Revision())
 				w.apply(e)
 				n.poke()
 			}
@@ -362,20 +370,38 @@ func (n *Node) follow(w *watcher, ready chan<- error) {
 	}()
 }
 
-// rewatch starts every watch again from what the buckets hold now. A
-// watch can stall when the NATS server it was reading from is lost;
-// the node notices when its own presence stops coming back to it.
-func (n *Node) rewatch() {
+// checkWatches starts a watch again when its bucket has held newer
+// revisions than it applied for a LeaseTTL: a watch can stall when the
+// NATS server it was reading from is lost.
+func (n *Node) checkWatches() {
 	n.mu.Lock()
 	ws := slices.Clone(n.watchers)
 	n.mu.Unlock()
-	n.log.Warn("the cluster's buckets stopped reaching this node; watching them again")
 	for _, w := range ws {
-		w.cancel()
-		if w.reset != nil {
-			w.reset()
+		ctx, cancel := n.opCtx()
+		st, err := w.kv.Status(ctx)
+		cancel()
+		bs, ok := st.(*jetstream.KeyValueBucketStatus)
+		if err != nil || !ok {
+			continue
 		}
-		n.follow(w, nil)
+		if bs.StreamInfo().State.LastSeq <= w.last.Load() {
+			w.behind = time.Time{}
+			continue
+		}
+		if w.behind.IsZero() {
+			w.behind = time.Now()
+			continue
+		}
+		if time.Since(w.behind) > n.o.LeaseTTL {
+			n.log.Warn("a watch stalled; starting it again", "bucket", w.kv.Bucket())
+			w.behind = time.Time{}
+			w.cancel()
+			if w.reset != nil {
+				w.reset()
+			}
+			n.follow(w, nil)
+		}
 	}
 }
 

@@ -30,14 +30,11 @@ func (n *Node) loop() {
 		case <-n.ctx.Done():
 			return
 		case <-t.C:
-			if n.renewPresence() == nil && time.Since(watched) > n.o.LeaseTTL {
-				n.mu.Lock()
-				seen := n.aliveSeen[n.o.Name]
-				n.mu.Unlock()
-				if time.Since(seen) > n.o.LeaseTTL {
-					n.rewatch()
-					watched = time.Now()
-				}
+			n.renewPresence()
+			if time.Since(watched) > n.o.LeaseTTL/2 {
+				n.checkWatches()
+				n.checkTelemetry()
+				watched = time.Now()
 			}
 			n.reconcile()
 		case <-n.kick:
@@ -90,7 +87,7 @@ func (n *Node) reconcile() {
 		wanted[s.ID] = true
 		l, leased := leases[s.ID]
 		if ow, ok := mine[s.ID]; ok {
-			if leased && l.Node != n.o.Name {
+			if leased && l.Node != n.o.Name && l.rev > ow.rev {
 				n.drop(s.ID, "another node holds its lease now: "+l.Node)
 				continue
 			}
@@ -152,6 +149,9 @@ func (n *Node) claim(s spec, old leaseEntry, leased bool) {
 		MaxBatch: s.MaxBatch, Replicas: s.Replicas, Owner: s.Owner})
 	n.mu.Lock()
 	n.owned[s.ID] = &owned{rev: rev, renewed: time.Now(), spec: s}
+	if cur := n.leaseOf[s.ID]; cur.rev < rev { // before the watch brings it
+		n.leaseOf[s.ID] = leaseEntry{lease: lease{Node: n.o.Name, Status: runtime.StatusLoading}, rev: rev, seen: time.Now()}
+	}
 	n.mu.Unlock()
 	if err != nil {
 		n.log.Error("cannot start a claimed deployment", "deployment", s.ID, "err", err)

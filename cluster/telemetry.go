@@ -23,20 +23,8 @@ func (n *Node) Telemetry() *runtime.Telemetry { return n.tel }
 var telSeq atomic.Uint64
 
 func (n *Node) startTelemetry(ctx context.Context) error {
-	cons, err := n.js.OrderedConsumer(ctx, n.bucket("telemetry"), jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
-	if err != nil {
-		return fmt.Errorf("cluster: reading telemetry: %w", err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		var rec runtime.Record
-		if json.Unmarshal(m.Data(), &rec) == nil {
-			n.tel.Add(rec)
-		}
-	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		n.log.Debug("reading telemetry", "err", err)
-	}))
-	if err != nil {
-		return fmt.Errorf("cluster: reading telemetry: %w", err)
+	if err := n.readTelemetry(ctx); err != nil {
+		return err
 	}
 	forward := func(rec runtime.Record) {
 		select {
@@ -50,7 +38,7 @@ func (n *Node) startTelemetry(ctx context.Context) error {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		defer cc.Stop()
+		defer func() { n.telRead.Load().(jetstream.ConsumeContext).Stop() }()
 		for {
 			select {
 			case <-n.ctx.Done():
@@ -102,6 +90,69 @@ func (n *Node) flushTelemetry() {
 			return
 		default:
 			return
+		}
+	}
+}
+
+// readTelemetry reads the stream into the node's store from the record
+// after the last one read.
+func (n *Node) readTelemetry(ctx context.Context) error {
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
+	if last := n.telSeq.Load(); last > 0 {
+		cfg = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: last + 1}
+	}
+	cons, err := n.js.OrderedConsumer(ctx, n.bucket("telemetry"), cfg)
+	if err != nil {
+		return fmt.Errorf("cluster: reading telemetry: %w", err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		md, err := m.Metadata()
+		if err != nil || md.Sequence.Stream <= n.telSeq.Load() {
+			return
+		}
+		n.telSeq.Store(md.Sequence.Stream)
+		var rec runtime.Record
+		if json.Unmarshal(m.Data(), &rec) == nil {
+			n.tel.Add(rec)
+		}
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		n.log.Debug("reading telemetry", "err", err)
+	}))
+	if err != nil {
+		return fmt.Errorf("cluster: reading telemetry: %w", err)
+	}
+	n.telRead.Store(cc)
+	return nil
+}
+
+// checkTelemetry reads the stream again when it has held newer records
+// than were read for a LeaseTTL (a reader can stall when its NATS
+// server is lost).
+func (n *Node) checkTelemetry() {
+	ctx, cancel := n.opCtx()
+	defer cancel()
+	st, err := n.js.Stream(ctx, n.bucket("telemetry"))
+	if err != nil {
+		return
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return
+	}
+	if info.State.LastSeq <= n.telSeq.Load() {
+		n.telBehind = time.Time{}
+		return
+	}
+	if n.telBehind.IsZero() {
+		n.telBehind = time.Now()
+		return
+	}
+	if time.Since(n.telBehind) > n.o.LeaseTTL {
+		n.log.Warn("reading telemetry stalled; reading it again")
+		n.telBehind = time.Time{}
+		old := n.telRead.Load().(jetstream.ConsumeContext)
+		if err := n.readTelemetry(ctx); err == nil {
+			old.Stop()
 		}
 	}
 }

@@ -1,0 +1,267 @@
+// Command cluster measures a Neuro cluster on NATS JetStream, in one
+// process on loopback (bench/RESULTS.md, "Cluster"):
+//
+//	go run ./bench/cluster
+//
+// It starts three embedded NATS servers in one JetStream cluster and
+// three Neuro nodes whose runtimes register the same small test
+// language model (runtime/runtimetest, the 1k-token tokenizer), then
+// reports:
+//
+//   - the routing overhead per request: a one-token generation called
+//     on the node that runs the deployment, and through another node;
+//   - the overhead per streamed token: the same with -tokens tokens,
+//     less the per-request difference, per token;
+//   - the throughput (completion tokens per second) of 1, 2 and 3
+//     nodes, each running one deployment, with -workers streaming
+//     clients calling each deployment through another node.
+//
+// All of it shares this machine's cores, so more nodes add routing
+// work and no compute: the throughput figures measure the cost of the
+// cluster, not its scaling.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/neuro-go/neuro/cluster"
+	"github.com/neuro-go/neuro/models/tokenizers"
+	"github.com/neuro-go/neuro/runtime"
+	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
+	"github.com/neuro-go/neuro/runtime/runtimetest"
+	"github.com/neuro-go/neuro/tokenizer"
+)
+
+func main() {
+	n := flag.Int("n", 300, "requests per latency measurement")
+	tokens := flag.Int("tokens", 64, "tokens of the streamed request")
+	workers := flag.Int("workers", 4, "streaming clients per deployment in the throughput runs")
+	secs := flag.Float64("seconds", 5, "length of each throughput run")
+	flag.Parse()
+	if err := run(*n, *tokens, *workers, time.Duration(*secs*float64(time.Second))); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster:", err)
+		os.Exit(1)
+	}
+}
+
+func freePort() int {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func startNATS(dir string) ([]*server.Server, error) {
+	routes := ""
+	ports := []int{freePort(), freePort(), freePort()}
+	for i, p := range ports {
+		if i > 0 {
+			routes += ","
+		}
+		routes += fmt.Sprintf("nats://127.0.0.1:%d", p)
+	}
+	var out []*server.Server
+	for i := range 3 {
+		s, err := server.NewServer(&server.Options{ServerName: fmt.Sprintf("s%d", i), Host: "127.0.0.1", Port: freePort(), NoLog: true, NoSigs: true,
+			JetStream: true, StoreDir: fmt.Sprintf("%s/s%d", dir, i), JetStreamMaxStore: 4 << 30,
+			Cluster: server.ClusterOpts{Name: "bench", Host: "127.0.0.1", Port: ports[i], NoAdvertise: true}, Routes: server.RoutesFromStr(routes)})
+		if err != nil {
+			return nil, err
+		}
+		go s.Start()
+		if !s.ReadyForConnections(10 * time.Second) {
+			return nil, fmt.Errorf("NATS server %d did not start", i)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+type node struct {
+	nc   *nats.Conn
+	rt   *runtime.Runtime
+	node *cluster.Node
+}
+
+func run(n, tokens, workers int, secs time.Duration) error {
+	dir, err := os.MkdirTemp("", "neuro-bench-cluster")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	servers, err := startNATS(dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, s := range servers {
+			s.Shutdown()
+		}
+	}()
+	tok, err := tokenizers.Load("neuro-bpe-1k")
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	var nodes []*node
+	for i, s := range servers {
+		nc, err := nats.Connect(s.ClientURL())
+		if err != nil {
+			return err
+		}
+		rt := runtime.New(nil)
+		if err := rt.RegisterModel(&runtime.Model{ID: "lm", Program: runtimetest.Program("lm", tok.VocabSize(), 64, 1, 0), Tokenizer: tok}); err != nil {
+			return err
+		}
+		var nd *cluster.Node
+		for try := 0; ; try++ { // JetStream elects its leaders first
+			jctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			nd, err = cluster.Join(jctx, nc, rt, &cluster.Options{Name: fmt.Sprintf("n%d", i+1), Devices: []string{"cpu"}, Replicas: 3})
+			cancel()
+			if err == nil || try == 20 {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if err != nil {
+			return err
+		}
+		defer func() { nd.Close(); nc.Close(); rt.Close() }()
+		nodes = append(nodes, &node{nc, rt, nd})
+	}
+	for i, nd := range nodes {
+		if _, err := nodes[0].node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: fmt.Sprintf("lm-%d", i+1), Model: "lm", Node: nd.node.Name(), MaxBatch: 8, Owner: "bench"}, 10*time.Second); err != nil {
+			return err
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // every node sees every lease
+	bias := map[int]float64{}
+	stops, _ := tok.StopIDs()
+	if id, ok := tok.SpecialID(tokenizer.EndOfText); ok {
+		stops = append(stops, id)
+	}
+	for _, id := range stops {
+		bias[id] = -100 // every request generates exactly its tokens
+	}
+	req := func(dep string, max int) *runtime.Request {
+		seed := int64(1)
+		return &runtime.Request{Deployment: dep, Prompt: "Once upon a time", MaxTokens: max,
+			Sampling: runtime.Sampling{Temperature: 1, Seed: &seed, LogitBias: bias}, Principal: "bench"}
+	}
+	// Latency: lm-1 runs on n1; direct is n1, routed is n2 -> n1.
+	measure := func(be *cluster.Node, max int, stream bool) ([]time.Duration, error) {
+		var fn func(runtime.Event) error
+		if stream {
+			fn = func(runtime.Event) error { return nil }
+		}
+		out := make([]time.Duration, 0, n)
+		for i := range n + n/10 {
+			t0 := time.Now()
+			res, err := be.Generate(ctx, req("lm-1", max), fn)
+			if err != nil {
+				return nil, err
+			}
+			if res.Usage.CompletionTokens != max {
+				return nil, fmt.Errorf("%d tokens, want %d", res.Usage.CompletionTokens, max)
+			}
+			if i >= n/10 { // the first tenth warms up
+				out = append(out, time.Since(t0))
+			}
+		}
+		return out, nil
+	}
+	fmt.Printf("%d requests each, lm-1 on node n1; direct = called on n1, routed = called on n2\n\n", n)
+	fmt.Println("| request | direct p50 | routed p50 | direct mean | routed mean | overhead (mean) |")
+	fmt.Println("|---|---|---|---|---|---|")
+	var perReq time.Duration
+	for _, c := range []struct {
+		name   string
+		max    int
+		stream bool
+	}{{"1 token", 1, false}, {"1 token, streamed", 1, true}, {fmt.Sprintf("%d tokens, streamed", tokens), tokens, true}} {
+		d, err := measure(nodes[0].node, c.max, c.stream)
+		if err != nil {
+			return err
+		}
+		r, err := measure(nodes[1].node, c.max, c.stream)
+		if err != nil {
+			return err
+		}
+		over := mean(r) - mean(d)
+		fmt.Printf("| %s | %v | %v | %v | %v | %v |\n", c.name, round(percentile(d, 0.5)), round(percentile(r, 0.5)), round(mean(d)), round(mean(r)), round(over))
+		if c.max == 1 && c.stream {
+			perReq = over
+		}
+		if c.max == tokens {
+			fmt.Printf("\nper streamed token: %v routed overhead ((%v - %v) / %d)\n", round((over-perReq)/time.Duration(tokens-1)), round(over), round(perReq), tokens-1)
+		}
+	}
+	// Throughput: k deployments on k nodes, each called through the next node.
+	fmt.Printf("\n| nodes | clients | completion tokens/s | requests/s |\n|---|---|---|---|\n")
+	for k := 1; k <= 3; k++ {
+		var toks, reqs atomic.Int64
+		deadline := time.Now().Add(secs)
+		var wg sync.WaitGroup
+		var firstErr atomic.Value
+		for d := range k {
+			entry := nodes[(d+1)%k].node
+			for range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for time.Now().Before(deadline) {
+						res, err := entry.Generate(ctx, req(fmt.Sprintf("lm-%d", d+1), tokens), func(runtime.Event) error { return nil })
+						if err != nil {
+							firstErr.CompareAndSwap(nil, err)
+							return
+						}
+						toks.Add(int64(res.Usage.CompletionTokens))
+						reqs.Add(1)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if err, _ := firstErr.Load().(error); err != nil {
+			return err
+		}
+		fmt.Printf("| %d | %d | %.0f | %.1f |\n", k, k*workers, float64(toks.Load())/secs.Seconds(), float64(reqs.Load())/secs.Seconds())
+	}
+	return nil
+}
+
+func mean(xs []time.Duration) time.Duration {
+	var s time.Duration
+	for _, x := range xs {
+		s += x
+	}
+	return s / time.Duration(len(xs))
+}
+
+func round(d time.Duration) time.Duration {
+	if d < 0 {
+		return -round(-d)
+	}
+	switch {
+	case d < 10*time.Microsecond:
+		return d.Round(100 * time.Nanosecond)
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(10 * time.Microsecond)
+}
+
+func percentile(xs []time.Duration, q float64) time.Duration {
+	sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+	return xs[int(q*float64(len(xs)-1))]
+}
