@@ -159,7 +159,7 @@ func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (
 	if c.mock {
 		fmt.Fprintln(stdout, "Mock mode: no model runs; answers are deterministic text with real token counts.")
 	}
-	fmt.Fprintf(stdout, "Loaded %s in %v; deployments:", strings.Join(models.Names(), ", "), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "Loaded %s in %v; deployments:", strings.Join(append(models.Names(), models.Digits), ", "), time.Since(start).Round(time.Millisecond))
 	for _, d := range pl.Deployments {
 		fmt.Fprintf(stdout, " %s", d.ID)
 	}
