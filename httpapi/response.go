@@ -25,12 +25,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 type chatCompletion struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chatChoice  `json:"choices"`
-	Usage   usageRecord `json:"usage"`
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   usageRecord  `json:"usage"`
 }
 
 type chatChoice struct {
@@ -90,11 +90,11 @@ func chatResponse(id string, created int64, model string, g *genRequest, res *ru
 }
 
 type textCompletion struct {
-	ID      string         `json:"id"`
-	Object  string         `json:"object"`
-	Created int64          `json:"created"`
-	Model   string         `json:"model"`
-	Choices []textChoice   `json:"choices"`
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []textChoice `json:"choices"`
 	Usage   *usageRecord `json:"usage,omitempty"`
 }
 
