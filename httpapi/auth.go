@@ -83,6 +83,7 @@ type limiter struct {
 	perMinute  int // <= 0: no rate limit
 	concurrent int // <= 0: no concurrency limit
 	now        func() time.Time
+	admitted   func(principal string) // Options.RateShare's hook, or nil
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -126,9 +127,31 @@ func (l *limiter) acquire(principal string) *Error {
 				Message: "rate limit of " + itoa(l.perMinute) + " requests per minute reached for this key"}
 		}
 		b.tokens--
+		if l.admitted != nil {
+			l.admitted(principal)
+		}
 	}
 	b.inFlight++
 	return nil
+}
+
+// spent takes n requests that principal made on other servers out of its
+// bucket (which may go below zero: the next local request then waits).
+func (l *limiter) spent(principal string, n int) {
+	if l.perMinute <= 0 || n <= 0 {
+		return
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[principal]
+	if b == nil {
+		b = &bucket{tokens: float64(l.perMinute), last: now}
+		l.buckets[principal] = b
+	}
+	rate := float64(l.perMinute) / 60
+	b.tokens = math.Min(float64(l.perMinute), b.tokens+now.Sub(b.last).Seconds()*rate) - float64(n)
+	b.last = now
 }
 
 func (l *limiter) release(principal string) {

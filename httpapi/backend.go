@@ -62,3 +62,11 @@ type Metrics interface {
 	// Handler serves GET /metrics.
 	Handler() http.Handler
 }
+
+// RateShare spreads each key's rate limit over several servers: Admitted
+// is called for every request this server admits under the rate limit,
+// and the sharer calls Server.SpentElsewhere with what other servers
+// admitted.
+type RateShare interface {
+	Admitted(principal string)
+}

@@ -77,6 +77,12 @@ type Options struct {
 	// RequestsPerMinute is each key's rate limit, as a token bucket that
 	// holds a minute's worth. Default 600; negative disables it.
 	RequestsPerMinute int
+	// RateShare, when set, makes RequestsPerMinute hold across several
+	// servers (the nodes of a cluster): the server tells it of each
+	// request it admits, and it reports, through Server.SpentElsewhere,
+	// the requests each key made on the others. The limit then holds
+	// within what the other servers admit between two of its reports.
+	RateShare RateShare
 	// ConcurrentRequests is how many requests one key may have in flight.
 	// Default 16; negative disables it.
 	ConcurrentRequests int

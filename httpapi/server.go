@@ -43,9 +43,16 @@ func New(be Backend, opts *Options) (*Server, error) {
 	o = o.withDefaults()
 	s := &Server{be: be, opts: o, log: o.Logger, lim: newLimiter(o.RequestsPerMinute, o.ConcurrentRequests, o.Now), infos: newModelInfos(),
 		compiles: semaphore.NewWeighted(int64(o.CompileConcurrency)), compileBytes: semaphore.NewWeighted(o.CompileMemory)}
+	if o.RateShare != nil {
+		s.lim.admitted = o.RateShare.Admitted
+	}
 	s.handler = s.routes()
 	return s, nil
 }
+
+// SpentElsewhere counts n requests that principal made on another server
+// against its rate limit here (Options.RateShare).
+func (s *Server) SpentElsewhere(principal string, n int) { s.lim.spent(principal, n) }
 
 // endpoint names, as they appear in telemetry's by_endpoint and in the
 // metrics' endpoint label.

@@ -30,17 +30,17 @@ func hostname() string {
 // The keys of NEURO_API_KEYS (or this run's generated key) are added to
 // the cluster's key store, which every node reads. The node leaves the
 // cluster when ctx ends (SIGINT, SIGTERM), handing its deployments over.
-func joinCluster(ctx context.Context, c *config, rt *neuro.Runtime, log *slog.Logger, stdout io.Writer) (httpapi.Backend, httpapi.KeyStore, error) {
+func joinCluster(ctx context.Context, c *config, rt *neuro.Runtime, log *slog.Logger, stdout io.Writer) (httpapi.Backend, httpapi.KeyStore, *cluster.RateShare, error) {
 	nc, err := nats.Connect(c.cluster, nats.Name("neuro-"+c.node), nats.MaxReconnects(-1),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "server", nc.ConnectedUrlRedacted()) }))
 	if err != nil {
-		return nil, nil, fmt.Errorf("-cluster: %w", err)
+		return nil, nil, nil, fmt.Errorf("-cluster: %w", err)
 	}
 	node, err := cluster.Join(ctx, nc, rt, &cluster.Options{Name: c.node, Logger: log})
 	if err != nil {
 		nc.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	keys, err := node.Keys()
 	if err == nil {
@@ -50,15 +50,19 @@ func joinCluster(ctx context.Context, c *config, rt *neuro.Runtime, log *slog.Lo
 			}
 		}
 	}
+	var share *cluster.RateShare
+	if err == nil {
+		share, err = node.RateShare()
+	}
 	if err != nil {
 		node.Close()
 		nc.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	context.AfterFunc(ctx, func() {
 		node.Close()
 		nc.Drain()
 	})
 	fmt.Fprintf(stdout, "Joined the cluster at %s as node %q\n", nc.ConnectedUrlRedacted(), c.node)
-	return node, keys, nil
+	return node, keys, share, nil
 }

@@ -58,6 +58,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/neuro-go/neuro/cluster"
 	_ "github.com/neuro-go/neuro/compile/nir" // the formats /v1/compile takes
 	_ "github.com/neuro-go/neuro/compile/onnx"
 	_ "github.com/neuro-go/neuro/compile/pytorch"
@@ -169,9 +170,11 @@ func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (
 	}
 	var be httpapi.Backend = rt
 	var keys httpapi.KeyStore // nil: c.keys
+	var share *cluster.RateShare
 	if c.cluster != "" {
-		// In a cluster, callers' deployments are the cluster's.
-		if be, keys, err = joinCluster(ctx, c, rt, log, stdout); err != nil {
+		// In a cluster, callers' deployments are the cluster's, and so
+		// are their rate limits.
+		if be, keys, share, err = joinCluster(ctx, c, rt, log, stdout); err != nil {
 			rt.Close()
 			return nil, nil, err
 		}
@@ -179,10 +182,17 @@ func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (
 		rt.Close()
 		return nil, nil, err
 	}
-	srv, err := httpapi.New(be, &httpapi.Options{Keys: c.keys, KeyStore: keys, Mock: c.mock, Logger: log, Metrics: prom.New(), AllowedOrigins: c.origins})
+	opts := &httpapi.Options{Keys: c.keys, KeyStore: keys, Mock: c.mock, Logger: log, Metrics: prom.New(), AllowedOrigins: c.origins}
+	if share != nil {
+		opts.RateShare = share
+	}
+	srv, err := httpapi.New(be, opts)
 	if err != nil {
 		rt.Close()
 		return nil, nil, err
+	}
+	if share != nil {
+		share.Attach(srv)
 	}
 	return rt, srv, nil
 }
