@@ -38,6 +38,12 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 	if err != nil {
 		return runtime.DeploymentInfo{}, err
 	}
+	if err := n.applyQuota(ctx); err != nil {
+		return runtime.DeploymentInfo{}, err
+	}
+	if err := n.checkDeploymentQuota(ds.Owner); err != nil {
+		return runtime.DeploymentInfo{}, err
+	}
 	if ds.Device == "" {
 		ds.Device = "cpu"
 	}

@@ -83,6 +83,9 @@ func (n *Node) fetchNetwork(m netMeta) error {
 // from which every node registers it. The owner's quota counts every
 // network in the cluster, since every node registers them all.
 func (n *Node) Compile(ctx context.Context, req *runtime.CompileRequest) (*runtime.Network, error) {
+	if err := n.applyQuota(ctx); err != nil {
+		return nil, err
+	}
 	nw, err := n.rt.Compile(ctx, req)
 	if err != nil {
 		return nil, err

@@ -116,7 +116,7 @@ type Node struct {
 	js  jetstream.JetStream
 	tel *runtime.Telemetry // the cluster's records
 
-	nets, deps, leases, alive, members, keys jetstream.KeyValue
+	nets, deps, leases, alive, members, keys, config jetstream.KeyValue
 	programs                                 jetstream.ObjectStore
 
 	ctx    context.Context // ends when the node leaves
@@ -296,6 +296,9 @@ func (n *Node) open(ctx context.Context) error {
 		return err
 	}
 	if n.keys, err = kv("keys", 0); err != nil {
+		return err
+	}
+	if n.config, err = kv("config", 0); err != nil {
 		return err
 	}
 	n.programs, err = n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: n.bucket("programs"), Replicas: n.o.Replicas, Storage: jetstream.FileStorage})

@@ -54,6 +54,22 @@ func (q Quota) withDefaults() Quota {
 	return q
 }
 
+// SetQuota replaces what each owner may keep (zero fields take the
+// defaults); it applies to what is created from now on. A cluster sets
+// every node's from the cluster's configuration.
+func (r *Runtime) SetQuota(q Quota) {
+	r.mu.Lock()
+	r.opts.Quota = q.withDefaults()
+	r.mu.Unlock()
+}
+
+// Quota reports what each owner may keep.
+func (r *Runtime) Quota() Quota {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.opts.Quota
+}
+
 // checkDeploymentQuota is called with r.mu held.
 func (r *Runtime) checkDeploymentQuota(owner string) error {
 	limit := r.opts.Quota.Deployments
