@@ -117,7 +117,7 @@ type Node struct {
 	tel *runtime.Telemetry // the cluster's records
 
 	nets, deps, leases, alive, members, keys, config jetstream.KeyValue
-	programs                                 jetstream.ObjectStore
+	programs                                         jetstream.ObjectStore
 
 	ctx    context.Context // ends when the node leaves
 	cancel context.CancelFunc
