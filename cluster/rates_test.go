@@ -46,7 +46,7 @@ func TestRateLimitAcrossNodes(t *testing.T) {
 		return ok
 	}
 	onA := admitted("a", 25)
-	time.Sleep(4 * cluster.RateInterval)
+	time.Sleep(10 * cluster.RateInterval) // reports cross, with room for a loaded machine
 	onB := admitted("b", 25)
 	t.Logf("limit 30 a minute: %d admitted on a, then %d on b", onA, onB)
 	if onA != 25 || onA+onB > 32 {
