@@ -105,23 +105,16 @@ func (l *limiter) acquire(principal string) *Error {
 	if l.perMinute <= 0 && l.concurrent <= 0 {
 		return nil
 	}
-	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.buckets[principal]
-	if b == nil {
-		b = &bucket{tokens: float64(l.perMinute), last: now}
-		l.buckets[principal] = b
-	}
+	b := l.refill(principal)
 	if l.concurrent > 0 && b.inFlight >= l.concurrent {
 		return &Error{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded", RetryAfter: time.Second,
 			Message: "too many concurrent requests for this key (limit " + itoa(l.concurrent) + "); retry when one finishes"}
 	}
 	if l.perMinute > 0 {
-		rate := float64(l.perMinute) / 60 // tokens per second
-		b.tokens = math.Min(float64(l.perMinute), b.tokens+now.Sub(b.last).Seconds()*rate)
-		b.last = now
 		if b.tokens < 1 {
+			rate := float64(l.perMinute) / 60 // tokens per second
 			wait := time.Duration((1 - b.tokens) / rate * float64(time.Second))
 			return &Error{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded", RetryAfter: wait,
 				Message: "rate limit of " + itoa(l.perMinute) + " requests per minute reached for this key"}
@@ -141,17 +134,26 @@ func (l *limiter) spent(principal string, n int) {
 	if l.perMinute <= 0 || n <= 0 {
 		return
 	}
-	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.refill(principal).tokens -= float64(n)
+}
+
+// refill returns principal's bucket (a new one is full) with the tokens
+// earned since it was last touched; called with l.mu held.
+func (l *limiter) refill(principal string) *bucket {
+	now := l.now()
 	b := l.buckets[principal]
 	if b == nil {
 		b = &bucket{tokens: float64(l.perMinute), last: now}
 		l.buckets[principal] = b
 	}
-	rate := float64(l.perMinute) / 60
-	b.tokens = math.Min(float64(l.perMinute), b.tokens+now.Sub(b.last).Seconds()*rate) - float64(n)
-	b.last = now
+	if l.perMinute > 0 {
+		rate := float64(l.perMinute) / 60 // tokens per second
+		b.tokens = math.Min(float64(l.perMinute), b.tokens+now.Sub(b.last).Seconds()*rate)
+		b.last = now
+	}
+	return b
 }
 
 func (l *limiter) release(principal string) {

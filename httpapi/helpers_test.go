@@ -57,13 +57,13 @@ func testProgram(vocab, hidden int, seed uint64) *compile.Program {
 	return runtimetest.Program("test-lm", vocab, hidden, seed, 256)
 }
 
-// newTestRuntime registers the test model as the three neuro-1 models,
-// each deployed on the CPU simulator as <id>-cpu.
-func newTestRuntime(t testing.TB, rtOpts *runtime.Options, batch int, edit ...func(*compile.Program)) *runtime.Runtime {
+// testModels registers the test model in rt as the three neuro-1
+// models (neuro-1-standard also as neuro-1) and returns their ids.
+func testModels(t testing.TB, rt *runtime.Runtime, edit ...func(*compile.Program)) []string {
 	t.Helper()
 	tok := testTokenizer(t)
-	rt := runtime.New(rtOpts)
-	for i, id := range []string{"neuro-1-lite", "neuro-1-standard", "neuro-1-heavy"} {
+	ids := []string{"neuro-1-lite", "neuro-1-standard", "neuro-1-heavy"}
+	for i, id := range ids {
 		m := &runtime.Model{ID: id, Program: testProgram(tok.VocabSize(), 32, uint64(i+1)), Tokenizer: tok,
 			Card: runtime.Card{Description: "test model"}}
 		if id == "neuro-1-standard" {
@@ -75,31 +75,31 @@ func newTestRuntime(t testing.TB, rtOpts *runtime.Options, batch int, edit ...fu
 		if err := rt.RegisterModel(m); err != nil {
 			t.Fatal(err)
 		}
+	}
+	t.Cleanup(func() { rt.Close() })
+	return ids
+}
+
+// newTestRuntime deploys the test models on the CPU simulator as
+// <id>-cpu.
+func newTestRuntime(t testing.TB, rtOpts *runtime.Options, batch int, edit ...func(*compile.Program)) *runtime.Runtime {
+	t.Helper()
+	rt := runtime.New(rtOpts)
+	for _, id := range testModels(t, rt, edit...) {
 		if _, err := rt.Deploy(context.Background(), runtime.DeploymentSpec{ID: id + "-cpu", Model: id, MaxBatch: batch}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { rt.Close() })
 	return rt
 }
 
-// newMockRuntime registers the test model as the three neuro-1 models,
-// each deployed on a mock device standing in for the CPU simulator, as
-// <id>-cpu, and neuro-1-lite also on a mock of the Loihi emulator: a
-// runtime in mock mode.
+// newMockRuntime deploys the test models on mock devices standing in for
+// the CPU simulator, as <id>-cpu, and neuro-1-lite also on a mock of the
+// Loihi emulator: a runtime in mock mode.
 func newMockRuntime(t testing.TB) *runtime.Runtime {
 	t.Helper()
-	tok := testTokenizer(t)
 	rt := runtime.New(nil)
-	for i, id := range []string{"neuro-1-lite", "neuro-1-standard", "neuro-1-heavy"} {
-		m := &runtime.Model{ID: id, Program: testProgram(tok.VocabSize(), 32, uint64(i+1)), Tokenizer: tok,
-			Card: runtime.Card{Description: "test model"}}
-		if id == "neuro-1-standard" {
-			m.Aliases = []string{"neuro-1"}
-		}
-		if err := rt.RegisterModel(m); err != nil {
-			t.Fatal(err)
-		}
+	for _, id := range testModels(t, rt) {
 		for _, dev := range []string{"cpu", "loihi"} {
 			if dev == "loihi" && id != "neuro-1-lite" {
 				continue
@@ -108,13 +108,12 @@ func newMockRuntime(t testing.TB) *runtime.Runtime {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec := runtime.DeploymentSpec{ID: id + "-" + dev, Model: id, Dev: mock.New(base, &mock.Options{Tokenizer: tok})}
+			spec := runtime.DeploymentSpec{ID: id + "-" + dev, Model: id, Dev: mock.New(base, &mock.Options{Tokenizer: testTokenizer(t)})}
 			if _, err := rt.Deploy(context.Background(), spec); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	t.Cleanup(func() { rt.Close() })
 	return rt
 }
 

@@ -480,7 +480,9 @@ func (w *worker) recordActivity() {
 			}
 			a := &s.activity[k]
 			for j, v := range out[i*l.n : (i+1)*l.n] {
-				if v != 0 && len(a.Spikes) < MaxActivitySpikes && !slices.Contains(a.Spikes, j) {
+				// With one step per token each neuron is listed once; with
+				// more, a neuron that fires again is not listed again.
+				if v != 0 && len(a.Spikes) < MaxActivitySpikes && (w.steps == 1 || !slices.Contains(a.Spikes, j)) {
 					a.Spikes = append(a.Spikes, j)
 				}
 			}

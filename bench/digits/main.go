@@ -19,8 +19,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/neuro-go/neuro/bench/roofline"
 	"github.com/neuro-go/neuro/httpapi"
 	"github.com/neuro-go/neuro/httpapi/client"
 	"github.com/neuro-go/neuro/models"
@@ -96,7 +96,7 @@ func run(ctx context.Context, root string, batch int, write bool, out io.Writer)
 	if err != nil {
 		return err
 	}
-	res := &results{Command: "go run ./bench/digits -write", Machine: cpuName(), TestSamples: len(split.Test.Inputs),
+	res := &results{Command: "go run ./bench/digits -write", Machine: roofline.CPUName(), TestSamples: len(split.Test.Inputs),
 		Timesteps: models.DigitsTimesteps, ANNAccuracy: ann.Models["mlp"].TestAccuracy, Devices: map[string]*deviceResult{}}
 	fmt.Fprintf(out, "neuro-1-digits over %d test images, %d timesteps, through POST /v1/deployments/{id}/run (%s)\n\n", res.TestSamples, res.Timesteps, res.Machine)
 	fmt.Fprintf(out, "| device | accuracy | ANN | energy per inference | device time per inference | spikes per inference |\n|---|---:|---:|---:|---:|---:|\n")
@@ -141,18 +141,4 @@ func run(ctx context.Context, root string, batch int, write bool, out io.Writer)
 		return err
 	}
 	return os.WriteFile(filepath.Join(root, "models", "digits", "results.json"), append(b, '\n'), 0o644)
-}
-
-// cpuName is the processor's model name, from /proc/cpuinfo where there is one.
-func cpuName() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }
