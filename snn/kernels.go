@@ -1,6 +1,7 @@
 package snn
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -215,6 +216,47 @@ func gemvTGo(y, w, x []float32, ldw int) {
 				y[i] = float32(r)
 			}
 		}
+	}
+}
+
+// gemm4T adds four slots' products to their outputs: ys[s] += (the
+// weights' columns)·xs[s], with the same sums, bit for bit, as gemvT(ys[s],
+// w, xs[s], ldw) for each s. xi holds the inputs interleaved
+// (interleave4), from which the AVX-512 kernel broadcasts the four slots'
+// values of an input row together and loads each weight once for the four.
+func gemm4T(ys, xs *[4][]float32, xi, w []float32, ldw int) {
+	if isa != isaAVX512 || len(xs[0]) == 0 || len(ys[0]) == 0 {
+		for s := range ys {
+			gemvT(ys[s], w, xs[s], ldw)
+		}
+		return
+	}
+	nin, cols := len(xs[0]), len(ys[0])
+	checkGemm4(ys, xs, xi, len(w), ldw)
+	gemm4TAVX512(&ys[0][0], &ys[1][0], &ys[2][0], &ys[3][0], &w[0], &xi[0], nin, ldw, cols)
+}
+
+// checkGemm4 panics, as a slice access would, where a four-slot kernel
+// would read or write out of bounds.
+func checkGemm4(ys, xs *[4][]float32, xi []float32, nw, ldw int) {
+	nin, cols := len(xs[0]), len(ys[0])
+	for s := range ys {
+		_ = ys[s][cols-1]
+		_ = xs[s][nin-1]
+	}
+	_ = xi[4*nin-1]
+	if (nin-1)*ldw+cols > nw {
+		panic(fmt.Sprintf("snn: gemm4: %d weights, want %d", nw, (nin-1)*ldw+cols))
+	}
+}
+
+// interleave4 writes xs's four inputs into xi as xi[4j+s] = xs[s][j].
+func interleave4(xi []float32, xs *[4][]float32) {
+	n := len(xs[0])
+	xi = xi[:4*n]
+	x0, x1, x2, x3 := xs[0][:n], xs[1][:n], xs[2][:n], xs[3][:n]
+	for j := range n {
+		xi[4*j], xi[4*j+1], xi[4*j+2], xi[4*j+3] = x0[j], x1[j], x2[j], x3[j]
 	}
 }
 

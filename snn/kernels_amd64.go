@@ -52,3 +52,9 @@ func gemvTBF16AVX2(y *float32, w *uint16, x *float32, nin, ldw, cols int)
 
 //go:noescape
 func axpyBF16AVX2(a float32, w *uint16, y *float32, n int)
+
+//go:noescape
+func gemm4TAVX512(y0, y1, y2, y3, w, xi *float32, nin, ldw, cols int)
+
+//go:noescape
+func gemm4TBF16AVX512(y0, y1, y2, y3 *float32, w *uint16, xi *float32, nin, ldw, cols int)

@@ -317,3 +317,96 @@ func TestToBF16(t *testing.T) {
 		t.Errorf("toBF16(NaN) is not a NaN")
 	}
 }
+
+// checkGemm4Levels runs the four-slot products at every level and compares
+// them bit for bit with four portable gemvT calls (over the widened weights
+// for bfloat16), with the inputs and outputs cut from vals cyclically.
+func checkGemm4Levels(t *testing.T, vals []float32, nin, nout, ldw int) {
+	t.Helper()
+	at := func(k int) float32 { return vals[k%len(vals)] }
+	var xs, y0 [4][]float32
+	k := 0
+	for s := range 4 {
+		xs[s], y0[s] = make([]float32, nin), make([]float32, nout)
+		for j := range xs[s] {
+			xs[s][j] = at(k)
+			k++
+		}
+		for j := range y0[s] {
+			y0[s][j] = at(k)
+			k++
+		}
+	}
+	w := make([]float32, (nin-1)*ldw+nout)
+	wb := make([]uint16, len(w))
+	wide := make([]float32, len(w))
+	for i := range w {
+		w[i] = at(k + 7*i)
+		wb[i] = toBF16(w[i])
+		wide[i] = fromBF16(wb[i])
+	}
+	xi := make([]float32, 4*nin)
+	interleave4(xi, &xs)
+	var ref [2][4][]float32
+	withISA(isaGo, func() {
+		for s := range 4 {
+			ref[0][s] = append([]float32(nil), y0[s]...)
+			gemvT(ref[0][s], w, xs[s], ldw)
+			ref[1][s] = append([]float32(nil), y0[s]...)
+			gemvT(ref[1][s], wide, xs[s], ldw)
+		}
+	})
+	for _, l := range isaLevels() {
+		var got [2][4][]float32
+		withISA(l, func() {
+			for p := range got {
+				for s := range 4 {
+					got[p][s] = append([]float32(nil), y0[s]...)
+				}
+			}
+			gemm4T(&got[0], &xs, xi, w, ldw)
+			gemm4TBF16(&got[1], &xs, xi, wb, ldw)
+		})
+		for p := range got {
+			for s := range 4 {
+				if i := sameBits(got[p][s], ref[p][s]); i >= 0 {
+					t.Fatalf("nin %d nout %d ldw %d level %v bf16 %v slot %d: [%d] = %v, portable %v",
+						nin, nout, ldw, l, p == 1, s, i, got[p][s][i], ref[p][s][i])
+				}
+			}
+		}
+	}
+}
+
+// TestGemm4BitIdentical covers the four-slot kernels' 64-column blocks,
+// 16-column blocks and masked tails.
+func TestGemm4BitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	vals := make([]float32, 997)
+	for i := range vals {
+		vals[i] = float32(rng.NormFloat64())
+	}
+	vals[5], vals[100] = float32(math.Inf(1)), float32(math.NaN())
+	for _, nin := range []int{1, 2, 7, 33} {
+		for _, nout := range []int{1, 15, 16, 17, 63, 64, 65, 130, 200} {
+			for _, pad := range []int{0, 3} {
+				checkGemm4Levels(t, vals, nin, nout, nout+pad)
+			}
+		}
+	}
+}
+
+// FuzzGemm4: the four-slot products agree bit for bit with gemvT, slot by
+// slot, at every level, for arbitrary shapes and bits.
+func FuzzGemm4(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, shape uint8, _, _ float32) {
+		v := fuzzFloats(data, 4096)
+		if len(v) == 0 {
+			return
+		}
+		nin := 1 + int(shape%11)
+		nout := 1 + int(shape)*len(v)%150
+		checkGemm4Levels(t, v, nin, nout, nout+int(shape/11)%4)
+	})
+}

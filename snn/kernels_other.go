@@ -19,3 +19,8 @@ func gemvTBF16AVX512(y *float32, w *uint16, x *float32, nin, ldw, cols int) { pa
 func axpyBF16AVX512(a float32, w *uint16, y *float32, n int)                { panic("unreachable") }
 func gemvTBF16AVX2(y *float32, w *uint16, x *float32, nin, ldw, cols int)   { panic("unreachable") }
 func axpyBF16AVX2(a float32, w *uint16, y *float32, n int)                  { panic("unreachable") }
+
+func gemm4TAVX512(y0, y1, y2, y3, w, xi *float32, nin, ldw, cols int) { panic("unreachable") }
+func gemm4TBF16AVX512(y0, y1, y2, y3 *float32, w *uint16, xi *float32, nin, ldw, cols int) {
+	panic("unreachable")
+}

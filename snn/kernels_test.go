@@ -81,3 +81,59 @@ func BenchmarkGemvT(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGemm4 compares four slots' dense products done four at a time
+// (gemm4T, each weight loaded once) with the per-slot path (gemvT over
+// 128-column blocks, the slots sharing each block while it is cached).
+func BenchmarkGemm4(b *testing.B) {
+	for _, sh := range [][2]int{{256, 768}, {384, 1280}, {768, 256}} {
+		nin, nout := sh[0], sh[1]
+		w := make([]float32, nin*nout)
+		wb := make([]uint16, nin*nout)
+		for i := range w {
+			w[i] = float32(i%7) * 0.1
+			wb[i] = toBF16(w[i])
+		}
+		var xs, ys [4][]float32
+		for s := range 4 {
+			xs[s], ys[s] = make([]float32, nin), make([]float32, nout)
+			for i := range xs[s] {
+				xs[s][i] = 0.5
+			}
+		}
+		xi := make([]float32, 4*nin)
+		interleave4(xi, &xs)
+		perSlot := func(bf16 bool) {
+			for b0 := 0; b0 < nout; b0 += 128 {
+				b1 := min(b0+128, nout)
+				for s := range 4 {
+					if bf16 {
+						gemvTBF16(ys[s][b0:b1], wb[b0:], xs[s], nout)
+					} else {
+						gemvT(ys[s][b0:b1], w[b0:], xs[s], nout)
+					}
+				}
+			}
+		}
+		for _, bf16 := range []bool{false, true} {
+			prec := "float32"
+			if bf16 {
+				prec = "bfloat16"
+			}
+			b.Run(fmt.Sprintf("%dx%d/%s/per-slot", nin, nout, prec), func(b *testing.B) {
+				for b.Loop() {
+					perSlot(bf16)
+				}
+			})
+			b.Run(fmt.Sprintf("%dx%d/%s/gemm4", nin, nout, prec), func(b *testing.B) {
+				for b.Loop() {
+					if bf16 {
+						gemm4TBF16(&ys, &xs, xi, wb, nout)
+					} else {
+						gemm4T(&ys, &xs, xi, w, nout)
+					}
+				}
+			})
+		}
+	}
+}

@@ -134,6 +134,8 @@ type linearOp struct {
 	fanout    []int32 // non-zero weights per input
 	bias      []float32
 	dense     []int // scratch: the slots whose input takes the dense path this step
+	groups    int       // the first 4·groups slots of dense run four at a time (gemm4T)
+	xi        []float32 // scratch: their inputs, interleaved four by four
 }
 
 func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precision) *linearOp {
@@ -226,6 +228,17 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 // denseProduct adds W·x to y for the slots in op.dense, sharing the output
 // columns among the pool's workers when the product is large enough.
 func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
+	op.groups = 0
+	if isa == isaAVX512 {
+		op.groups = len(op.dense) / 4
+	}
+	if need := op.groups * 4 * op.nin; len(op.xi) < need {
+		op.xi = make([]float32, need)
+	}
+	for g := range op.groups {
+		x := op.slotInputs(xs, op.dense[4*g:4*g+4])
+		interleave4(op.xi[4*g*op.nin:], &x)
+	}
 	parts := 1
 	if p != nil && op.nin*op.nout*len(op.dense) >= parallelMin {
 		parts = min(p.n+1, (op.nout+63)/64)
@@ -245,20 +258,36 @@ func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
 }
 
 // denseRange adds columns [c0, c1) of W·x to y for every slot in
-// op.dense. With one slot it is one gemvT; with several, 64 output columns
-// at a time, so the slots share each block of the weights while it is in
-// the cache instead of each slot streaming the whole matrix.
+// op.dense. Groups of four slots (op.groups, AVX-512 only) run in one
+// gemm4T, which loads each weight once for the four. Of the rest, one slot
+// is one gemvT; several go 64 or 128 output columns at a time, so the
+// slots share each block of the weights while it is in the cache instead
+// of each slot streaming the whole matrix. Every path gives the same sums.
 func (op *linearOp) denseRange(xs, ys []float32, c0, c1 int) {
+	for g := range op.groups {
+		slots := op.dense[4*g : 4*g+4]
+		x := op.slotInputs(xs, slots)
+		var y [4][]float32
+		for s, slot := range slots {
+			y[s] = ys[slot*op.nout+c0 : slot*op.nout+c1]
+		}
+		xi := op.xi[4*g*op.nin : 4*(g+1)*op.nin]
+		if op.wb != nil {
+			gemm4TBF16(&y, &x, xi, op.wb[c0:], op.nout)
+		} else {
+			gemm4T(&y, &x, xi, op.wt[c0:], op.nout)
+		}
+	}
 	block := 64
 	if isa == isaAVX512 {
 		block = 128 // the kernel's widest block; the sums are the same
 	}
-	if len(op.dense) == 1 {
+	if len(op.dense)-4*op.groups == 1 {
 		block = c1 - c0
 	}
 	for b0 := c0; b0 < c1; b0 += block {
 		b1 := min(b0+block, c1)
-		for _, slot := range op.dense {
+		for _, slot := range op.dense[4*op.groups:] {
 			y, x := ys[slot*op.nout+b0:slot*op.nout+b1], xs[slot*op.nin:(slot+1)*op.nin]
 			if op.wb != nil {
 				gemvTBF16(y, op.wb[b0:], x, op.nout)
@@ -267,6 +296,15 @@ func (op *linearOp) denseRange(xs, ys []float32, c0, c1 int) {
 			}
 		}
 	}
+}
+
+// slotInputs returns the inputs of four slots.
+func (op *linearOp) slotInputs(xs []float32, slots []int) [4][]float32 {
+	var x [4][]float32
+	for s, slot := range slots[:4] {
+		x[s] = xs[slot*op.nin : (slot+1)*op.nin]
+	}
+	return x
 }
 
 // events adds the columns of the active inputs, scaled by their values.

@@ -93,6 +93,20 @@ func gemvTBF16Go(y []float32, w []uint16, x []float32, ldw int) {
 	}
 }
 
+// gemm4TBF16 is gemm4T with bfloat16 weights: bit-identical to
+// gemvTBF16 for each slot.
+func gemm4TBF16(ys, xs *[4][]float32, xi []float32, w []uint16, ldw int) {
+	if isa != isaAVX512 || len(xs[0]) == 0 || len(ys[0]) == 0 {
+		for s := range ys {
+			gemvTBF16(ys[s], w, xs[s], ldw)
+		}
+		return
+	}
+	nin, cols := len(xs[0]), len(ys[0])
+	checkGemm4(ys, xs, xi, len(w), ldw)
+	gemm4TBF16AVX512(&ys[0][0], &ys[1][0], &ys[2][0], &ys[3][0], &w[0], &xi[0], nin, ldw, cols)
+}
+
 // axpyBF16 sets y = y + a·w (one rounding), w in bfloat16.
 func axpyBF16(a float32, w []uint16, y []float32) {
 	w = w[:len(y)]
