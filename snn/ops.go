@@ -133,7 +133,7 @@ type linearOp struct {
 	vals      []float32
 	fanout    []int32 // non-zero weights per input
 	bias      []float32
-	dense     []int // scratch: the slots whose input takes the dense path this step
+	dense     []int     // scratch: the slots whose input takes the dense path this step
 	groups    int       // the first 4·groups slots of dense run four at a time (gemm4T)
 	xi        []float32 // scratch: their inputs, interleaved four by four
 }
