@@ -219,6 +219,40 @@ func gemvTGo(y, w, x []float32, ldw int) {
 	}
 }
 
+// lifUpdate is the fused step of a uniform leaky (or integrating) neuron
+// with one or two inputs: u = fma(c, s, a·u) with s = x1, or (x1 + 0) + x2
+// as gatherInput sums two inputs from zero, and bit i of mask set where
+// th < u[i]. The results are bit-identical to gatherInput, axpby and
+// nextAbove run one after the other, in one pass over the state instead of
+// four. x2 may be nil; mask holds (len(u)+15)/16 words.
+func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint16) {
+	n := len(u)
+	x1, mask = x1[:n], mask[:(n+15)/16]
+	var p2 *float32
+	if x2 != nil {
+		x2 = x2[:n]
+		if n > 0 {
+			p2 = &x2[0]
+		}
+	}
+	if isa == isaAVX512 && n > 0 {
+		lifUpdateAVX512(a, c, th, &u[0], &x1[0], p2, n, &mask[0])
+		return
+	}
+	clear(mask)
+	for i := range u {
+		s := x1[i]
+		if x2 != nil {
+			s = (s + 0) + x2[i]
+		}
+		v := fma32(c, s, float32(a*u[i]))
+		u[i] = v
+		if th < v {
+			mask[i>>4] |= 1 << (i & 15)
+		}
+	}
+}
+
 // gemm4T adds four slots' products to their outputs: ys[s] += (the
 // weights' columns)·xs[s], with the same sums, bit for bit, as gemvT(ys[s],
 // w, xs[s], ldw) for each s. xi holds the inputs interleaved

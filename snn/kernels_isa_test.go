@@ -1,6 +1,7 @@
 package snn
 
 import (
+	"fmt"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -409,4 +410,172 @@ func FuzzGemm4(f *testing.F) {
 		nout := 1 + int(shape)*len(v)%150
 		checkGemm4Levels(t, v, nin, nout, nout+int(shape/11)%4)
 	})
+}
+
+// checkLIFUpdate compares lifUpdate at every level with the passes it
+// fuses, run with the portable kernels: gatherInput's sum from zero,
+// axpby, then nextAbove for the threshold bits.
+func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32) {
+	t.Helper()
+	n := len(u0)
+	want := append([]float32(nil), u0...)
+	var wantIdx []int
+	withISA(isaGo, func() {
+		s := x1
+		if x2 != nil {
+			s = make([]float32, n)
+			addTo(s, x1)
+			addTo(s, x2)
+		}
+		axpby(a, want, c, s)
+		for i := nextAbove(want, th, 0); i < n; i = nextAbove(want, th, i+1) {
+			wantIdx = append(wantIdx, i)
+		}
+	})
+	for _, l := range isaLevels() {
+		u := append([]float32(nil), u0...)
+		mask := make([]uint16, (n+15)/16+1)
+		mask[len(mask)-1] = 0xbeef // beyond the neurons: must stay as it is
+		withISA(l, func() { lifUpdate(a, c, th, u, x1, x2, mask[:len(mask)-1]) })
+		if i := sameBits(u, want); i >= 0 {
+			t.Fatalf("n %d two %v level %v: u[%d] = %v, want %v", n, x2 != nil, l, i, u[i], want[i])
+		}
+		var idx []int
+		for w, m := range mask[:len(mask)-1] {
+			for b := range 16 {
+				if m&(1<<b) != 0 {
+					idx = append(idx, 16*w+b)
+				}
+			}
+		}
+		if fmt.Sprint(idx) != fmt.Sprint(wantIdx) || mask[len(mask)-1] != 0xbeef {
+			t.Fatalf("n %d two %v level %v: above threshold %v, want %v (guard %#x)", n, x2 != nil, l, idx, wantIdx, mask[len(mask)-1])
+		}
+	}
+}
+
+func TestLIFUpdateBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	vec := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	negZero := float32(math.Copysign(0, -1))
+	for _, n := range []int{0, 1, 15, 16, 17, 33, 100, 4000} {
+		u, x1, x2 := vec(n), vec(n), vec(n)
+		for i := 0; i < n; i += 7 { // signed zeros, NaN and infinities on every path
+			x1[i], x2[i] = negZero, negZero
+			if i%3 == 0 {
+				u[i] = negZero
+			}
+		}
+		if n > 20 {
+			u[3], x1[5], x2[9] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
+		}
+		checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, nil)
+		checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, x2)
+	}
+}
+
+// FuzzLIFUpdate: the fused neuron step agrees with the passes it replaces
+// on arbitrary bits.
+func FuzzLIFUpdate(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, off uint8, a, c float32) {
+		v := fuzzFloats(data, 3*1024)
+		n := len(v) / 3
+		th := float32(int(off)-128) / 64
+		checkLIFUpdate(t, a, c, th, v[:n], v[n:2*n], nil)
+		checkLIFUpdate(t, a, c, th, v[:n], v[n:2*n], v[2*n:3*n])
+	})
+}
+
+// TestFusedNeuronStep: a recurrent network whose LIF population has two
+// conductance inputs and a refractory period (the fused step on AVX-512)
+// and an IF population with one input and subtractive reset gives the
+// same spikes and states, bit for bit, at every kernel level, in a batch
+// of three with one slot idle part of the time.
+func TestFusedNeuronStep(t *testing.T) {
+	const n, nin, batch, steps = 300, 40, 3, 400
+	rng := rand.New(rand.NewPCG(13, 14))
+	dense := func(rows, cols int, scale, p float64) *Tensor {
+		w := NewTensor(rows, cols)
+		for i := range w.Data {
+			if rng.Float64() < p {
+				w.Data[i] = float32(scale * rng.NormFloat64())
+			}
+		}
+		return w
+	}
+	one := func(v float64) []float64 { return []float64{v} }
+	g := NewGraph().
+		Add("x", &Input{Shape: []int{nin}}).
+		Add("in", &Linear{Weight: dense(n, nin, 4, 0.3)}).
+		Add("P", &LIF{Tau: one(0.02), R: one(1), VLeak: one(0), VThreshold: one(1), VReset: one(0),
+			Refractory: one(0.003), Shape: []int{n}}).
+		Add("Ce", &Linear{Weight: dense(n, n, 0.8, 0.05)}).
+		Add("ge", &LI{Tau: one(0.005), R: one(3), VLeak: one(0)}).
+		Add("Q", &IF{R: one(200), VThreshold: one(1), VReset: one(0), Reset: ResetSubtract}).
+		Add("y", &Output{}).
+		Connect("x", "in", "P").
+		Connect("P", "Ce", "ge", "P").
+		Connect("ge", "Q", "y")
+	in := make([]float32, batch*nin)
+	run := func() (out []float32, v []float32) {
+		sim, err := NewSimulator(g, &Options{Dt: 1e-3, Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sim.Close()
+		r := rand.New(rand.NewPCG(15, 16))
+		on := make([]bool, batch)
+		for step := range steps {
+			for i := range in {
+				in[i] = 0
+				if r.Float64() < 0.2 {
+					in[i] = 1
+				}
+			}
+			for s := range on {
+				on[s] = s != 2 || step%50 < 25
+			}
+			if err := sim.SetActive(on); err != nil {
+				t.Fatal(err)
+			}
+			if err := sim.Step(in); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, sim.Output(0)...)
+		}
+		v, err = sim.State(nil, "P", VarV)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, v
+	}
+	var refOut, refV []float32
+	for _, l := range isaLevels() {
+		var out, v []float32
+		withISA(l, func() { out, v = run() })
+		if refOut == nil {
+			refOut, refV = out, v
+			spikes := 0
+			for _, o := range out {
+				spikes += int(o)
+			}
+			if spikes == 0 {
+				t.Fatal("Q never fired: the test exercises nothing")
+			}
+			continue
+		}
+		if i := sameBits(out, refOut); i >= 0 {
+			t.Fatalf("level %v: output %d = %v, portable %v", l, i, out[i], refOut[i])
+		}
+		if i := sameBits(v, refV); i >= 0 {
+			t.Fatalf("level %v: v[%d] = %v, portable %v", l, i, v[i], refV[i])
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package snn
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // neuronMode selects the update rule of a neuron node.
 type neuronMode uint8
@@ -11,11 +14,12 @@ const (
 	modeCuba                        // CubaLI, CubaLIF: synaptic current then LI
 )
 
-// refEntry is a neuron held after a spike.
+// refEntry is a neuron held after a spike, until its slot's clock reaches
+// until.
 type refEntry struct {
-	idx  int32
-	left int32
-	hold float32
+	idx   int32
+	hold  float32
+	until int64
 }
 
 // neuronOp integrates the state of one neuron node. The membrane is stored
@@ -41,8 +45,11 @@ type neuronOp struct {
 	ua, uc, uas, uwj, up, uth           float32
 
 	refSteps []int32      // per neuron, nil when there is no refractory period
-	refLeft  []int32      // batch × n
+	refUntil []int64      // batch × n: the slot's clock from which the neuron may fire again
 	refList  [][]refEntry // per slot
+	clock    []int64      // per slot: the steps it has taken
+
+	mask []uint16 // scratch of the fused step: one bit per neuron, th < u
 }
 
 func (s *Simulator) newNeuronOp(node Node, sn *simNode) *neuronOp {
@@ -119,8 +126,9 @@ func (s *Simulator) newNeuronOp(node Node, sn *simNode) *neuronOp {
 			any = any || k > 0
 		}
 		if any {
-			op.refLeft = make([]int32, sn.batch*n)
+			op.refUntil = make([]int64, sn.batch*n)
 			op.refList = make([][]refEntry, sn.batch)
+			op.clock = make([]int64, sn.batch)
 		} else {
 			op.refSteps = nil
 		}
@@ -159,13 +167,18 @@ func (op *neuronOp) reset(sn *simNode, slot int) {
 	if op.syn != nil {
 		clear(op.syn[lo:hi])
 	}
-	if op.refLeft != nil {
-		clear(op.refLeft[lo:hi])
+	if op.refUntil != nil {
+		clear(op.refUntil[lo:hi])
+		op.clock[slot] = 0
 		op.refList[slot] = op.refList[slot][:0]
 	}
 }
 
 func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
+	if isa == isaAVX512 && op.fusable(sn) {
+		op.stepFused(s, sn, c)
+		return
+	}
 	x := sn.gatherInput()
 	n := op.n
 	for slot := 0; slot < sn.batch; slot++ {
@@ -196,10 +209,10 @@ func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
 			}
 		}
 		if op.refList != nil {
-			op.holdRefractory(slot, u)
+			op.holdRefractory(slot, u, false)
 		}
 		if op.spiking {
-			c.Spikes += int64(op.fire(sn, slot, u))
+			c.Spikes += int64(op.fire(sn, slot, u, nil))
 		} else if !op.leakFree {
 			out := sn.out[lo:hi]
 			for i, ui := range u {
@@ -207,23 +220,80 @@ func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
 			}
 		}
 	}
-	if op.spiking {
-		sn.activeStep = s.step
-		c.SpikingUpdates += int64(n * s.activeSlots())
-	}
-	c.NeuronUpdates += int64(n * s.activeSlots())
+	op.count(s, sn, c)
 }
 
-// holdRefractory restores the neurons still held after a spike.
-func (op *neuronOp) holdRefractory(slot int, u []float32) {
+func (op *neuronOp) count(s *Simulator, sn *simNode, c *Counters) {
+	if op.spiking {
+		sn.activeStep = s.step
+		c.SpikingUpdates += int64(op.n * s.activeSlots())
+	}
+	c.NeuronUpdates += int64(op.n * s.activeSlots())
+}
+
+// fusable says whether the node's step can run as lifUpdate: a spiking
+// neuron with the same coefficients everywhere, no synaptic current, and
+// one or two inputs (the CUBA network's excitatory and inhibitory
+// conductances, say).
+func (op *neuronOp) fusable(sn *simNode) bool {
+	return op.spiking && op.uniform && op.mode != modeCuba && len(sn.srcs) >= 1 && len(sn.srcs) <= 2
+}
+
+// stepFused is step for a fusable node: the input sum, the update and the
+// threshold test in one pass (lifUpdate), with the same results.
+func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
+	n := op.n
+	x1 := sn.srcs[0].buf(sn)
+	var x2 []float32
+	if len(sn.srcs) == 2 {
+		x2 = sn.srcs[1].buf(sn)
+	}
+	if op.mask == nil {
+		op.mask = make([]uint16, (n+15)/16)
+	}
+	for slot := 0; slot < sn.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
+		lo, hi := slot*n, (slot+1)*n
+		u := op.u[lo:hi]
+		var b []float32
+		if x2 != nil {
+			b = x2[lo:hi]
+		}
+		lifUpdate(op.ua, op.uc, op.uth, u, x1[lo:hi], b, op.mask)
+		if op.refList != nil {
+			op.holdRefractory(slot, u, true)
+		}
+		c.Spikes += int64(op.fire(sn, slot, u, op.mask))
+	}
+	op.count(s, sn, c)
+}
+
+func (op *neuronOp) setMask(i int32, v float32) {
+	if op.uth < v {
+		op.mask[i>>4] |= 1 << (i & 15)
+	} else {
+		op.mask[i>>4] &^= 1 << (i & 15)
+	}
+}
+
+// holdRefractory advances the slot's clock and restores the neurons held
+// after a spike, releasing those whose time is up. With mask (the fused
+// step) it redoes the threshold bits of the released ones, which lifUpdate
+// set from the value the hold replaces: a neuron released this step tests
+// its held value, as fire would. Those still held cannot fire.
+func (op *neuronOp) holdRefractory(slot int, u []float32, mask bool) {
+	op.clock[slot]++
+	now := op.clock[slot]
 	list := op.refList[slot]
-	left := op.refLeft[slot*op.n : (slot+1)*op.n]
 	for k := 0; k < len(list); {
 		e := &list[k]
 		u[e.idx] = e.hold
-		e.left--
-		left[e.idx] = e.left
-		if e.left <= 0 {
+		if now >= e.until {
+			if mask {
+				op.setMask(e.idx, e.hold)
+			}
 			list[k] = list[len(list)-1]
 			list = list[:len(list)-1]
 			continue
@@ -234,21 +304,34 @@ func (op *neuronOp) holdRefractory(slot int, u []float32) {
 }
 
 // fire tests the threshold, resets the neurons that crossed it and records
-// them as the slot's active list. It returns the number of spikes.
-func (op *neuronOp) fire(sn *simNode, slot int, u []float32) int {
+// them as the slot's active list. It returns the number of spikes. A
+// non-nil mask holds the threshold test already done (lifUpdate).
+func (op *neuronOp) fire(sn *simNode, slot int, u []float32, mask []uint16) int {
 	out := sn.out[slot*op.n : (slot+1)*op.n]
 	for _, j := range sn.active[slot] {
 		out[j] = 0
 	}
 	act := sn.active[slot][:0]
-	var left []int32
-	if op.refLeft != nil {
-		left = op.refLeft[slot*op.n : (slot+1)*op.n]
+	var until []int64
+	var now int64
+	if op.refUntil != nil {
+		until, now = op.refUntil[slot*op.n:(slot+1)*op.n], op.clock[slot]
 	}
-	if op.uniform {
+	if mask != nil {
+		for w, m := range mask {
+			for m != 0 {
+				i := w<<4 + bits.TrailingZeros16(m)
+				m &= m - 1
+				if until != nil && now < until[i] {
+					continue
+				}
+				act = append(act, int32(i))
+			}
+		}
+	} else if op.uniform {
 		th := op.uth
 		for i := nextAbove(u, th, 0); i < len(u); i = nextAbove(u, th, i+1) {
-			if left != nil && left[i] > 0 {
+			if until != nil && now < until[i] {
 				continue
 			}
 			act = append(act, int32(i))
@@ -256,7 +339,7 @@ func (op *neuronOp) fire(sn *simNode, slot int, u []float32) int {
 	} else {
 		th := op.th[:len(u)]
 		for i := range u {
-			if u[i] > th[i] && (left == nil || left[i] <= 0) {
+			if u[i] > th[i] && (until == nil || now >= until[i]) {
 				act = append(act, int32(i))
 			}
 		}
@@ -268,9 +351,9 @@ func (op *neuronOp) fire(sn *simNode, slot int, u []float32) int {
 		} else {
 			u[j] = op.rs[j]
 		}
-		if left != nil && op.refSteps[j] > 0 {
-			left[j] = op.refSteps[j]
-			op.refList[slot] = append(op.refList[slot], refEntry{idx: j, left: op.refSteps[j], hold: u[j]})
+		if until != nil && op.refSteps[j] > 0 {
+			until[j] = now + int64(op.refSteps[j])
+			op.refList[slot] = append(op.refList[slot], refEntry{idx: j, hold: u[j], until: until[j]})
 		}
 	}
 	sn.active[slot] = act

@@ -135,6 +135,12 @@ type linearOp struct {
 	bias      []float32
 	dense     []int     // scratch: the slots whose input takes the dense path this step
 	groups    int       // the first 4·groups slots of dense run four at a time (gemm4T)
+	// lastCols holds, per slot, the input columns whose rows are the only
+	// non-zero outputs, when the last step wrote the outputs from one
+	// source through the sparse event path: the next step then zeroes just
+	// those rows instead of the whole output (lastOK).
+	lastCols [][]int32
+	lastOK   []bool
 	xi        []float32 // scratch: their inputs, interleaved four by four
 }
 
@@ -193,11 +199,22 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 			continue
 		}
 		y := sn.out[slot*op.nout : (slot+1)*op.nout]
-		if op.bias != nil {
+		switch {
+		case op.bias != nil:
 			copy(y, op.bias)
-		} else {
+		case op.lastOK != nil && op.lastOK[slot]:
+			for _, j := range op.lastCols[slot] {
+				for _, r := range op.rows[op.colPtr[j]:op.colPtr[j+1]] {
+					y[r] = 0
+				}
+			}
+		default:
 			clear(y)
 		}
+	}
+	track := op.colPtr != nil && op.bias == nil && len(sn.srcs) == 1
+	if track && op.lastOK == nil {
+		op.lastCols, op.lastOK = make([][]int32, sn.batch), make([]bool, sn.batch)
 	}
 	for _, src := range sn.srcs {
 		xs := src.buf(sn)
@@ -212,8 +229,14 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 			switch {
 			case ok && (op.colPtr != nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
 				c.SynapticOps += op.events(list, x, y)
+				if track {
+					op.lastCols[slot], op.lastOK[slot] = append(op.lastCols[slot][:0], list...), true
+				}
 			case op.colPtr != nil:
 				c.SynapticOps += op.sparseDense(x, y)
+				if track {
+					op.lastOK[slot] = false
+				}
 			default:
 				c.SynapticOps += op.fanoutOf(x)
 				op.dense = append(op.dense, slot)
