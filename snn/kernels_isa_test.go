@@ -1,8 +1,8 @@
 package snn
 
 import (
-	"fmt"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"

@@ -133,15 +133,15 @@ type linearOp struct {
 	vals      []float32
 	fanout    []int32 // non-zero weights per input
 	bias      []float32
-	dense     []int     // scratch: the slots whose input takes the dense path this step
-	groups    int       // the first 4·groups slots of dense run four at a time (gemm4T)
+	dense     []int // scratch: the slots whose input takes the dense path this step
+	groups    int   // the first 4·groups slots of dense run four at a time (gemm4T)
 	// lastCols holds, per slot, the input columns whose rows are the only
 	// non-zero outputs, when the last step wrote the outputs from one
 	// source through the sparse event path: the next step then zeroes just
 	// those rows instead of the whole output (lastOK).
 	lastCols [][]int32
 	lastOK   []bool
-	xi        []float32 // scratch: their inputs, interleaved four by four
+	xi       []float32 // scratch: their inputs, interleaved four by four
 }
 
 func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precision) *linearOp {
