@@ -61,3 +61,18 @@ func gemm4TBF16AVX512(y0, y1, y2, y3 *float32, w *uint16, xi *float32, nin, ldw,
 
 //go:noescape
 func lifUpdateAVX512(a, c, th float32, u, x1, x2 *float32, n int, mask *uint16)
+
+//go:noescape
+func gemvTI8AVX512(y *float32, w *int8, x *float32, nin, ldw, cols int)
+
+//go:noescape
+func axpyI8AVX512(a float32, w *int8, y *float32, n int)
+
+//go:noescape
+func gemvTI8AVX2(y *float32, w *int8, x *float32, nin, ldw, cols int)
+
+//go:noescape
+func axpyI8AVX2(a float32, w *int8, y *float32, n int)
+
+//go:noescape
+func gemm4TI8AVX512(y0, y1, y2, y3 *float32, w *int8, xi *float32, nin, ldw, cols int)

@@ -320,8 +320,9 @@ func TestToBF16(t *testing.T) {
 }
 
 // checkGemm4Levels runs the four-slot products at every level and compares
-// them bit for bit with four portable gemvT calls (over the widened weights
-// for bfloat16), with the inputs and outputs cut from vals cyclically.
+// them bit for bit with four portable gemvT calls over the widened weights
+// (float32, bfloat16, int8), with the inputs and outputs cut from vals
+// cyclically.
 func checkGemm4Levels(t *testing.T, vals []float32, nin, nout, ldw int) {
 	t.Helper()
 	at := func(k int) float32 { return vals[k%len(vals)] }
@@ -338,27 +339,29 @@ func checkGemm4Levels(t *testing.T, vals []float32, nin, nout, ldw int) {
 			k++
 		}
 	}
-	w := make([]float32, (nin-1)*ldw+nout)
-	wb := make([]uint16, len(w))
-	wide := make([]float32, len(w))
+	n := (nin-1)*ldw + nout
+	w, wideB, wideQ := make([]float32, n), make([]float32, n), make([]float32, n)
+	wb, wq := make([]uint16, n), make([]int8, n)
 	for i := range w {
 		w[i] = at(k + 7*i)
 		wb[i] = toBF16(w[i])
-		wide[i] = fromBF16(wb[i])
+		wideB[i] = fromBF16(wb[i])
+		wq[i] = int8(math.Float32bits(w[i]) >> 11)
+		wideQ[i] = float32(wq[i])
 	}
 	xi := make([]float32, 4*nin)
 	interleave4(xi, &xs)
-	var ref [2][4][]float32
+	var ref [3][4][]float32
 	withISA(isaGo, func() {
-		for s := range 4 {
-			ref[0][s] = append([]float32(nil), y0[s]...)
-			gemvT(ref[0][s], w, xs[s], ldw)
-			ref[1][s] = append([]float32(nil), y0[s]...)
-			gemvT(ref[1][s], wide, xs[s], ldw)
+		for p, wide := range [][]float32{w, wideB, wideQ} {
+			for s := range 4 {
+				ref[p][s] = append([]float32(nil), y0[s]...)
+				gemvT(ref[p][s], wide, xs[s], ldw)
+			}
 		}
 	})
 	for _, l := range isaLevels() {
-		var got [2][4][]float32
+		var got [4][4][]float32
 		withISA(l, func() {
 			for p := range got {
 				for s := range 4 {
@@ -367,20 +370,34 @@ func checkGemm4Levels(t *testing.T, vals []float32, nin, nout, ldw int) {
 			}
 			gemm4T(&got[0], &xs, xi, w, ldw)
 			gemm4TBF16(&got[1], &xs, xi, wb, ldw)
+			gemm4TI8(&got[2], &xs, xi, wq, ldw)
+			for s := range 4 {
+				gemvTI8(got[3][s], wq, xs[s], ldw)
+			}
 		})
 		for p := range got {
 			for s := range 4 {
-				if i := sameBits(got[p][s], ref[p][s]); i >= 0 {
-					t.Fatalf("nin %d nout %d ldw %d level %v bf16 %v slot %d: [%d] = %v, portable %v",
-						nin, nout, ldw, l, p == 1, s, i, got[p][s][i], ref[p][s][i])
+				want := ref[min(p, 2)][s]
+				if i := sameBits(got[p][s], want); i >= 0 {
+					t.Fatalf("nin %d nout %d ldw %d level %v kernel %d slot %d: [%d] = %v, portable %v",
+						nin, nout, ldw, l, p, s, i, got[p][s][i], want[i])
 				}
 			}
+		}
+		// The int8 column add against axpy over the widened weights.
+		a := at(3)
+		wantY := append([]float32(nil), y0[0]...)
+		withISA(isaGo, func() { axpy(a, wideQ[:nout], wantY) })
+		gotY := append([]float32(nil), y0[0]...)
+		withISA(l, func() { axpyI8(a, wq[:nout], gotY) })
+		if i := sameBits(gotY, wantY); i >= 0 {
+			t.Fatalf("nout %d level %v axpyI8: [%d] = %v, portable %v", nout, l, i, gotY[i], wantY[i])
 		}
 	}
 }
 
 // TestGemm4BitIdentical covers the four-slot kernels' 64-column blocks,
-// 16-column blocks and masked tails.
+// 16-column blocks and masked tails, and the int8 kernels' blocks.
 func TestGemm4BitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	vals := make([]float32, 997)
@@ -397,7 +414,8 @@ func TestGemm4BitIdentical(t *testing.T) {
 	}
 }
 
-// FuzzGemm4: the four-slot products agree bit for bit with gemvT, slot by
+// FuzzGemm4: the four-slot products, and the int8 product and column add,
+// agree bit for bit with gemvT and axpy over the widened weights, slot by
 // slot, at every level, for arbitrary shapes and bits.
 func FuzzGemm4(f *testing.F) {
 	fuzzSeeds(f)

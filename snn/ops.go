@@ -128,6 +128,9 @@ type linearOp struct {
 	nin, nout int
 	wt        []float32 // in × out; nil when sparse or in bfloat16
 	wb        []uint16  // in × out in bfloat16 (Options.Weights); else nil
+	wq        []int8    // in × out in int8 (Options.Weights); else nil
+	qstep     []float32 // per input: the step of its int8 weights
+	xq        []float32 // scratch, batch × in: the dense slots' inputs times the steps
 	colPtr    []int32   // sparse: column j is rows[colPtr[j]:colPtr[j+1]]
 	rows      []int32
 	vals      []float32
@@ -141,7 +144,8 @@ type linearOp struct {
 	// those rows instead of the whole output (lastOK).
 	lastCols [][]int32
 	lastOK   []bool
-	xi       []float32 // scratch: their inputs, interleaved four by four
+	tasks    []denseTask // scratch: the column ranges handed to the pool
+	xi       []float32   // scratch: their inputs, interleaved four by four
 }
 
 func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precision) *linearOp {
@@ -173,6 +177,11 @@ func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precisio
 				}
 			}
 		}
+		return op
+	}
+	if prec == Int8 {
+		op.wq, op.qstep = make([]int8, nin*nout), make([]float32, nin)
+		quantizeInt8(w.Data, nout, nin, op.wq, op.qstep)
 		return op
 	}
 	if prec == BFloat16 {
@@ -251,6 +260,16 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 // denseProduct adds W·x to y for the slots in op.dense, sharing the output
 // columns among the pool's workers when the product is large enough.
 func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
+	if op.wq != nil {
+		if len(op.xq) < len(xs) {
+			op.xq = make([]float32, len(xs))
+		}
+		for _, slot := range op.dense {
+			lo, hi := slot*op.nin, (slot+1)*op.nin
+			mul(op.xq[lo:hi], xs[lo:hi], op.qstep)
+		}
+		xs = op.xq
+	}
 	op.groups = 0
 	if isa == isaAVX512 {
 		op.groups = len(op.dense) / 4
@@ -272,12 +291,12 @@ func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
 	}
 	per := ((op.nout+parts-1)/parts + 63) &^ 63 // whole 64-column blocks
 	parts = (op.nout + per - 1) / per
-	p.wg.Add(parts - 1)
+	tasks := op.tasks[:0]
 	for i := 1; i < parts; i++ {
-		p.tasks <- denseTask{op, xs, ys, i * per, min((i+1)*per, op.nout)}
+		tasks = append(tasks, denseTask{op, xs, ys, i * per, min((i+1)*per, op.nout)})
 	}
-	op.denseRange(xs, ys, 0, min(per, op.nout))
-	p.wg.Wait()
+	op.tasks = tasks
+	p.run(tasks, func() { op.denseRange(xs, ys, 0, min(per, op.nout)) })
 }
 
 // denseRange adds columns [c0, c1) of W·x to y for every slot in
@@ -295,9 +314,12 @@ func (op *linearOp) denseRange(xs, ys []float32, c0, c1 int) {
 			y[s] = ys[slot*op.nout+c0 : slot*op.nout+c1]
 		}
 		xi := op.xi[4*g*op.nin : 4*(g+1)*op.nin]
-		if op.wb != nil {
+		switch {
+		case op.wq != nil:
+			gemm4TI8(&y, &x, xi, op.wq[c0:], op.nout)
+		case op.wb != nil:
 			gemm4TBF16(&y, &x, xi, op.wb[c0:], op.nout)
-		} else {
+		default:
 			gemm4T(&y, &x, xi, op.wt[c0:], op.nout)
 		}
 	}
@@ -312,9 +334,12 @@ func (op *linearOp) denseRange(xs, ys []float32, c0, c1 int) {
 		b1 := min(b0+block, c1)
 		for _, slot := range op.dense[4*op.groups:] {
 			y, x := ys[slot*op.nout+b0:slot*op.nout+b1], xs[slot*op.nin:(slot+1)*op.nin]
-			if op.wb != nil {
+			switch {
+			case op.wq != nil:
+				gemvTI8(y, op.wq[b0:], x, op.nout)
+			case op.wb != nil:
 				gemvTBF16(y, op.wb[b0:], x, op.nout)
-			} else {
+			default:
 				gemvT(y, op.wt[b0:], x, op.nout)
 			}
 		}
@@ -333,6 +358,13 @@ func (op *linearOp) slotInputs(xs []float32, slots []int) [4][]float32 {
 // events adds the columns of the active inputs, scaled by their values.
 func (op *linearOp) events(list []int32, x, y []float32) int64 {
 	var ops int64
+	if op.wq != nil {
+		for _, j := range list {
+			axpyI8(x[j]*op.qstep[j], op.wq[int(j)*op.nout:(int(j)+1)*op.nout], y)
+			ops += int64(op.fanout[j])
+		}
+		return ops
+	}
 	if op.wb != nil {
 		for _, j := range list {
 			axpyBF16(x[j], op.wb[int(j)*op.nout:(int(j)+1)*op.nout], y)

@@ -30,7 +30,8 @@ type Options struct {
 	Workers int
 	// Weights is the precision of the weights of dense synapse products
 	// (Linear and Affine nodes not stored as compressed columns). Default
-	// Float32, exact; BFloat16 halves the bytes each product streams.
+	// Float32, exact; BFloat16 halves the bytes each product streams, Int8
+	// quarters them.
 	Weights Precision
 }
 
@@ -51,8 +52,8 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.Batch < 0 || c.Batch > 1<<20 {
 		return c, fmt.Errorf("snn: Options.Batch is %d, must be between 1 and %d", c.Batch, 1<<20)
 	}
-	if c.Weights > BFloat16 {
-		return c, fmt.Errorf("snn: Options.Weights is %v, must be Float32 or BFloat16", c.Weights)
+	if c.Weights > Int8 {
+		return c, fmt.Errorf("snn: Options.Weights is %v, must be Float32, BFloat16 or Int8", c.Weights)
 	}
 	if c.EventFraction == 0 {
 		c.EventFraction = 0.25

@@ -10,8 +10,8 @@
 // in bits / held-out text bytes, overall weighted by bytes. With
 // -max-tokens N only the first N+1 tokens of each source count, and its
 // bytes are scaled by the share of tokens evaluated, as train.py does.
-// It prints one JSON line per model with the bits per byte at float32 and
-// bfloat16 and the relative cost.
+// It prints one JSON line per model with the bits per byte at float32,
+// bfloat16 and int8 and the relative cost of each against float32.
 package main
 
 import (
@@ -46,7 +46,7 @@ type result struct {
 	Model    string             `json:"model"`
 	Tokens   int                `json:"tokens"`
 	BPB      map[string]float64 `json:"bits_per_byte"`
-	Cost     float64            `json:"bfloat16_relative_cost"`
+	Cost     map[string]float64 `json:"relative_cost"`
 	KernelIS string             `json:"kernels"`
 }
 
@@ -96,8 +96,8 @@ func run(data string, maxTokens, batch int, ids []string) error {
 		if err != nil {
 			return err
 		}
-		r := &result{Model: id, BPB: map[string]float64{}, KernelIS: snn.KernelISA()}
-		for _, p := range []snn.Precision{snn.Float32, snn.BFloat16} {
+		r := &result{Model: id, BPB: map[string]float64{}, Cost: map[string]float64{}, KernelIS: snn.KernelISA()}
+		for _, p := range []snn.Precision{snn.Float32, snn.BFloat16, snn.Int8} {
 			var bits, bytes float64
 			ntok := 0
 			for _, n := range names {
@@ -116,7 +116,9 @@ func run(data string, maxTokens, batch int, ids []string) error {
 			r.BPB[p.String()] = bits / bytes
 			r.Tokens = ntok
 		}
-		r.Cost = r.BPB["bfloat16"]/r.BPB["float32"] - 1
+		for _, p := range []snn.Precision{snn.BFloat16, snn.Int8} {
+			r.Cost[p.String()] = r.BPB[p.String()]/r.BPB["float32"] - 1
+		}
 		out, _ := json.Marshal(r)
 		fmt.Println(string(out))
 	}

@@ -55,8 +55,8 @@ type Config struct {
 	Workers int
 	// Precision is how the weights of dense synapse products are stored
 	// (snn.Options.Weights). Default snn.Float32, exact; snn.BFloat16
-	// halves the bytes each token streams, at a measured cost in quality
-	// (bench/RESULTS.md).
+	// halves the bytes each token streams and snn.Int8 quarters them, each
+	// at a measured cost in quality (bench/RESULTS.md).
 	Precision snn.Precision
 }
 
@@ -65,8 +65,8 @@ func (c *Config) Validate() error {
 	if c.Workers < 0 || c.Workers > maxWorkers {
 		return fmt.Errorf("cpu: Config.Workers is %d, must be from 1 to %d (0: GOMAXPROCS)", c.Workers, maxWorkers)
 	}
-	if c.Precision != snn.Float32 && c.Precision != snn.BFloat16 {
-		return fmt.Errorf("cpu: Config.Precision is %v, must be float32 or bfloat16", c.Precision)
+	if c.Precision > snn.Int8 {
+		return fmt.Errorf("cpu: Config.Precision is %v, must be float32, bfloat16 or int8", c.Precision)
 	}
 	return nil
 }

@@ -23,6 +23,13 @@ func TestConformanceOneWorker(t *testing.T) {
 	}})
 }
 
+// int8 weights pass the same conformance suite.
+func TestConformanceInt8(t *testing.T) {
+	haltest.Run(t, haltest.Backend{Open: func() (hal.Device, error) {
+		return hal.Open(cpu.Name, hal.Config{Options: map[string]string{"precision": "int8"}})
+	}})
+}
+
 // bfloat16 weights pass the same conformance suite.
 func TestConformanceBFloat16(t *testing.T) {
 	haltest.Run(t, haltest.Backend{Open: func() (hal.Device, error) {
