@@ -224,10 +224,11 @@ func gemvTGo(y, w, x []float32, ldw int) {
 // as gatherInput sums two inputs from zero, and bit i of mask set where
 // th < u[i]. The results are bit-identical to gatherInput, axpby and
 // nextAbove run one after the other, in one pass over the state instead of
-// four. x2 may be nil; mask holds (len(u)+15)/16 words.
-func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint16) {
+// four. x2 may be nil; mask holds (len(u)+63)/64 words, and the bits past
+// len(u) are left as they are.
+func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint64) {
 	n := len(u)
-	x1, mask = x1[:n], mask[:(n+15)/16]
+	x1, mask = x1[:n], mask[:(n+63)/64]
 	var p2 *float32
 	if x2 != nil {
 		x2 = x2[:n]
@@ -239,7 +240,6 @@ func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint16) {
 		lifUpdateAVX512(a, c, th, &u[0], &x1[0], p2, n, &mask[0])
 		return
 	}
-	clear(mask)
 	for i := range u {
 		s := x1[i]
 		if x2 != nil {
@@ -248,7 +248,9 @@ func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint16) {
 		v := fma32(c, s, float32(a*u[i]))
 		u[i] = v
 		if th < v {
-			mask[i>>4] |= 1 << (i & 15)
+			mask[i>>6] |= 1 << (i & 63)
+		} else {
+			mask[i>>6] &^= 1 << (i & 63)
 		}
 	}
 }

@@ -60,7 +60,7 @@ func gemm4TAVX512(y0, y1, y2, y3, w, xi *float32, nin, ldw, cols int)
 func gemm4TBF16AVX512(y0, y1, y2, y3 *float32, w *uint16, xi *float32, nin, ldw, cols int)
 
 //go:noescape
-func lifUpdateAVX512(a, c, th float32, u, x1, x2 *float32, n int, mask *uint16)
+func lifUpdateAVX512(a, c, th float32, u, x1, x2 *float32, n int, mask *uint64)
 
 //go:noescape
 func gemvTI8AVX512(y *float32, w *int8, x *float32, nin, ldw, cols int)

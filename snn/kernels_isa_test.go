@@ -452,7 +452,7 @@ func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32) {
 	})
 	for _, l := range isaLevels() {
 		u := append([]float32(nil), u0...)
-		mask := make([]uint16, (n+15)/16+1)
+		mask := make([]uint64, (n+63)/64+1)
 		mask[len(mask)-1] = 0xbeef // beyond the neurons: must stay as it is
 		withISA(l, func() { lifUpdate(a, c, th, u, x1, x2, mask[:len(mask)-1]) })
 		if i := sameBits(u, want); i >= 0 {
@@ -460,9 +460,9 @@ func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32) {
 		}
 		var idx []int
 		for w, m := range mask[:len(mask)-1] {
-			for b := range 16 {
+			for b := range 64 {
 				if m&(1<<b) != 0 {
-					idx = append(idx, 16*w+b)
+					idx = append(idx, 64*w+b)
 				}
 			}
 		}

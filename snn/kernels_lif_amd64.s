@@ -12,8 +12,9 @@
 //	u    = fma(c, s, a·u)
 //	mask = th < u          (LT_OQ: false for NaN), one bit per neuron
 
-// func lifUpdateAVX512(a, c, th float32, u, x1, x2 *float32, n int, mask *uint16)
-// x2 == nil: one input.
+// func lifUpdateAVX512(a, c, th float32, u, x1, x2 *float32, n int, mask *uint64)
+// x2 == nil: one input. The bits go out 16 at a time, which on a
+// little-endian machine fills the 64-bit words in order.
 TEXT ·lifUpdateAVX512(SB), NOSPLIT, $0-56
 	VBROADCASTSS a+0(FP), Z0
 	VBROADCASTSS c+4(FP), Z1

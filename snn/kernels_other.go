@@ -25,7 +25,7 @@ func gemm4TBF16AVX512(y0, y1, y2, y3 *float32, w *uint16, xi *float32, nin, ldw,
 	panic("unreachable")
 }
 
-func lifUpdateAVX512(a, c, th float32, u, x1, x2 *float32, n int, mask *uint16) {
+func lifUpdateAVX512(a, c, th float32, u, x1, x2 *float32, n int, mask *uint64) {
 	panic("unreachable")
 }
 

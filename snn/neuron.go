@@ -49,7 +49,7 @@ type neuronOp struct {
 	refList  [][]refEntry // per slot
 	clock    []int64      // per slot: the steps it has taken
 
-	mask []uint16 // scratch of the fused step: one bit per neuron, th < u
+	mask []uint64 // scratch of the fused step: one bit per neuron, th < u
 }
 
 func (s *Simulator) newNeuronOp(node Node, sn *simNode) *neuronOp {
@@ -249,7 +249,7 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 		x2 = sn.srcs[1].buf(sn)
 	}
 	if op.mask == nil {
-		op.mask = make([]uint16, (n+15)/16)
+		op.mask = make([]uint64, (n+63)/64)
 	}
 	for slot := 0; slot < sn.batch; slot++ {
 		if s.idle(slot) {
@@ -272,9 +272,9 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 
 func (op *neuronOp) setMask(i int32, v float32) {
 	if op.uth < v {
-		op.mask[i>>4] |= 1 << (i & 15)
+		op.mask[i>>6] |= 1 << (i & 63)
 	} else {
-		op.mask[i>>4] &^= 1 << (i & 15)
+		op.mask[i>>6] &^= 1 << (i & 63)
 	}
 }
 
@@ -306,7 +306,7 @@ func (op *neuronOp) holdRefractory(slot int, u []float32, mask bool) {
 // fire tests the threshold, resets the neurons that crossed it and records
 // them as the slot's active list. It returns the number of spikes. A
 // non-nil mask holds the threshold test already done (lifUpdate).
-func (op *neuronOp) fire(sn *simNode, slot int, u []float32, mask []uint16) int {
+func (op *neuronOp) fire(sn *simNode, slot int, u []float32, mask []uint64) int {
 	out := sn.out[slot*op.n : (slot+1)*op.n]
 	for _, j := range sn.active[slot] {
 		out[j] = 0
@@ -320,7 +320,7 @@ func (op *neuronOp) fire(sn *simNode, slot int, u []float32, mask []uint16) int 
 	if mask != nil {
 		for w, m := range mask {
 			for m != 0 {
-				i := w<<4 + bits.TrailingZeros16(m)
+				i := w<<6 + bits.TrailingZeros64(m)
 				m &= m - 1
 				if until != nil && now < until[i] {
 					continue
