@@ -41,8 +41,9 @@ import (
 	"github.com/neuro-go/neuro/models/tokenizers"
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"
-	_ "github.com/neuro-go/neuro/runtime/hal/cpu" // the device Deploy places every model on
+	"github.com/neuro-go/neuro/runtime/hal/cpu" // the device Deploy places every model on
 	"github.com/neuro-go/neuro/runtime/hal/mock"
+	"github.com/neuro-go/neuro/snn"
 )
 
 // The built-in models' ids.
@@ -156,7 +157,18 @@ type DeployOptions struct {
 	// that stand in for the real ones: the same deployments, tokenizers
 	// and limits, and nothing runs.
 	Mock bool
+	// Precision is the weight precision of the neuro-1 models on cpu:
+	// "int8" (the default, ""), "bfloat16" or "float32" (exact, as
+	// trained). int8 costs at most +0.07% held-out bits per byte and
+	// streams a quarter of float32's bytes (bench/RESULTS.md). The digits
+	// classifier, and every network a user compiles, keep the cpu
+	// device's own default, float32.
+	Precision string
 }
+
+// DefaultPrecision is the neuro-1 models' weight precision on cpu when
+// DeployOptions.Precision is empty.
+const DefaultPrecision = "int8"
 
 // Placement is what Deploy did.
 type Placement struct {
@@ -176,9 +188,23 @@ func Deploy(ctx context.Context, rt *runtime.Runtime, opts *DeployOptions) (*Pla
 	if opts != nil {
 		o = *opts
 	}
+	if o.Precision == "" {
+		o.Precision = DefaultPrecision
+	}
+	prec, err := snn.ParsePrecision(o.Precision)
+	if err != nil {
+		return nil, fmt.Errorf("models: DeployOptions.Precision: %w", err)
+	}
 	out := &Placement{Fallbacks: map[string]error{}}
 	deploy := func(id, device string) error {
 		spec := runtime.DeploymentSpec{ID: id + "-" + device, Model: id, Device: device}
+		if device == cpu.Name && id != Digits && !o.Mock {
+			dev, err := cpu.New(&cpu.Config{Precision: prec})
+			if err != nil {
+				return err
+			}
+			spec.Dev = dev
+		}
 		if o.Mock {
 			base, err := hal.Open(device, hal.Config{})
 			if err != nil {
@@ -274,6 +300,7 @@ type speed struct {
 	PyTorchTokensPerSecond map[string]float64 `json:"pytorch_tokens_per_second"` // the same, PyTorch 1.13, 2 threads
 	StateBytes             int                `json:"state_bytes_per_sequence"`
 	Machine                string             `json:"machine"`
+	Precision              string             `json:"precision"` // the Go side's weights; PyTorch's are float32
 }
 
 func readSpeed(id string) (*speed, error) {
@@ -335,7 +362,7 @@ func (b builtin) card() (runtime.Card, error) {
 	if sp != nil {
 		card.Extra["tokens_per_second"] = map[string]float64{"batch1": round(sp.TokensPerSecond["batch1"], 0), "batch8": round(sp.TokensPerSecond["batch8"], 0)}
 		card.Extra["pytorch_tokens_per_second"] = map[string]float64{"batch1": round(sp.PyTorchTokensPerSecond["batch1"], 0), "batch8": round(sp.PyTorchTokensPerSecond["batch8"], 0)}
-		card.Extra["speed_measured"] = "bench/neuro1/compare.sh: greedy generation, PyTorch 1.13 on 2 threads in the same run, on " + sp.Machine + "; other machines differ"
+		card.Extra["speed_measured"] = "bench/neuro1/compare.sh: greedy generation at " + sp.Precision + " weights (PyTorch's float32), PyTorch 1.13 on 2 threads in the same run, on " + sp.Machine + "; other machines differ"
 		card.Extra["state_bytes_per_sequence"] = sp.StateBytes
 	}
 	return card, nil

@@ -9,8 +9,9 @@
 # writes models/speed.json, which the model cards read.
 #
 # Environment: PYTHON (default /usr/bin/python3); PRECISION, the Go side's
-# weight precision (float32, the default, or bfloat16; PyTorch stays
-# float32). Only a float32 run writes models/speed.json.
+# weight precision (int8, the default at which the built-in models are
+# served on cpu, models.DefaultPrecision; bfloat16; float32; PyTorch stays
+# float32). Only a run at the served default writes models/speed.json.
 set -euo pipefail
 
 N=${1:-256}
@@ -23,7 +24,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/neuro1_compare.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 go build -o "$TMP/neuro1" ./bench/neuro1
-PREC=${PRECISION:-float32}
+PREC=${PRECISION:-int8}
 "$TMP/neuro1" -tokens "$N" -precision "$PREC" | tee "$TMP/go.jsonl"
 RUNS=$("$PY" - "$TMP/go.jsonl" <<'PY'
 import json, sys
@@ -56,13 +57,14 @@ for g, p in zip(go, pt):
         "heap_bytes_at_context": g["heap_bytes_at_context"],
         "load_seconds": round(g["load_seconds"], 3),
         "machine": machine,
+        "precision": sys.argv[3],
     }
     print(json.dumps({"model": g["model"], "precision": sys.argv[3], "machine": machine,
                       "ratio_batch1": round(g["tokens_per_second"]["batch1"] / p["tokens_per_second"]["batch1"], 2),
                       "ratio_batch8": round(g["tokens_per_second"]["batch8"] / p["tokens_per_second"]["batch8"], 2),
                       "fraction_of_peak_flops": {k: round(v, 3) for k, v in g.get("fraction_of_peak_flops", {}).items()},
                       "fraction_of_triad_bandwidth": {k: round(v, 3) for k, v in g.get("fraction_of_triad_bandwidth", {}).items()}}))
-if sys.argv[3] != "float32":
+if sys.argv[3] != "int8":
     sys.exit(0)
 with open("models/speed.json", "w") as f:
     json.dump(speed, f, indent=1, sort_keys=True)

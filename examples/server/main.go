@@ -12,6 +12,8 @@
 //	-data DIR        keep compiled networks in DIR across restarts
 //	-device NAME     the device the built-in models are deployed on
 //	                 (cpu, loihi or xylo; default cpu)
+//	-precision P     the neuro-1 models' weights on cpu: int8 (default),
+//	                 bfloat16 or float32 (exact, as trained)
 //	-console         serve the web console (package httpapi/console) at /
 //	                 beside the API (default true; -console=false turns it off)
 //	-cluster URLS    join a Neuro cluster on NATS JetStream (comma-separated
@@ -71,10 +73,12 @@ import (
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
 	_ "github.com/neuro-go/neuro/runtime/hal/loihi"
 	_ "github.com/neuro-go/neuro/runtime/hal/xylo"
+	"github.com/neuro-go/neuro/snn"
 )
 
 type config struct {
 	addr, data, device string
+	precision          string
 	mock, console      bool
 	keys               map[string]string
 	origins            []string
@@ -99,6 +103,7 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*config
 	fs.BoolVar(&c.mock, "mock", false, "answer without running models (deterministic text, real token counts)")
 	fs.StringVar(&c.data, "data", "", "directory that keeps compiled networks across restarts")
 	fs.StringVar(&c.device, "device", "cpu", "device for the built-in models: "+strings.Join(hal.Devices(), ", "))
+	fs.StringVar(&c.precision, "precision", models.DefaultPrecision, "weight precision of the neuro-1 models on cpu: int8, bfloat16 or float32 (exact)")
 	fs.BoolVar(&c.console, "console", true, "serve the web console at / beside the API")
 	fs.StringVar(&c.cluster, "cluster", "", "join a cluster: comma-separated NATS URLs (nats://h1:4222,nats://h2:4222)")
 	fs.StringVar(&c.node, "node", hostname(), "this node's name in the cluster")
@@ -111,6 +116,9 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*config
 		if o = strings.TrimSpace(o); o != "" {
 			c.origins = append(c.origins, o)
 		}
+	}
+	if _, err := snn.ParsePrecision(c.precision); err != nil || c.precision == "" {
+		return nil, fmt.Errorf("-precision %q: want int8, bfloat16 or float32", c.precision)
 	}
 	if !slices.Contains(hal.Devices(), c.device) {
 		return nil, fmt.Errorf("-device %q: not one of %s", c.device, strings.Join(hal.Devices(), ", "))
@@ -145,7 +153,7 @@ func registerBuiltins(ctx context.Context, rt *neuro.Runtime, c *config) (*model
 	if err := models.Register(rt); err != nil {
 		return nil, err
 	}
-	return models.Deploy(ctx, rt, &models.DeployOptions{Device: c.device, Mock: c.mock})
+	return models.Deploy(ctx, rt, &models.DeployOptions{Device: c.device, Mock: c.mock, Precision: c.precision})
 }
 
 // setup builds the runtime and the handler.

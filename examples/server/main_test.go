@@ -132,6 +132,18 @@ func TestUnknownDevice(t *testing.T) {
 	}
 }
 
+func TestPrecisionFlag(t *testing.T) {
+	for _, v := range []string{"int4", ""} {
+		if _, err := parse([]string{"-precision", v}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "-precision") {
+			t.Fatalf("-precision %q: %v", v, err)
+		}
+	}
+	c, err := parse([]string{"-precision", "float32"}, env(map[string]string{"NEURO_API_KEYS": "k"}), io.Discard)
+	if err != nil || c.precision != "float32" {
+		t.Fatalf("-precision float32: %v, %+v", err, c)
+	}
+}
+
 func TestHelpIsNotAnError(t *testing.T) {
 	var out bytes.Buffer
 	if err := run([]string{"-h"}, env(nil), &out, &out); !errors.Is(err, flag.ErrHelp) {
