@@ -163,6 +163,8 @@ class Lima(nn.Module):
         if fanin:
             self.head_scale = nn.Parameter(torch.tensor(1.0 / math.sqrt(d)), requires_grad=False)
         self.cfg = dict(vocab=vocab, d=d, k=k, h=h, layers=layers)
+        if fanin:
+            self.cfg["fanin"] = True
 
     def forward(self, idx):
         u = self.embed(idx)
@@ -322,14 +324,16 @@ CONFIGS = {
     ("lima", "standard"): dict(d=256, k=256, h=768, layers=3),
     ("gru", "standard"): dict(d=256, layers=4),
     # heavy: about 5.5M parameters with the 1k tokenizer.
-    # lite and standard were trained before fanin existed.
+    # lite and standard were first trained before fanin existed; their second
+    # generation sets it with train.py --fanin (recorded in results.json's cfg).
     ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True),
     ("gru", "heavy"): dict(d=456, layers=4),
 }
 
 
-def build(arch, size, vocab):
-    return ARCHS[arch](vocab, **CONFIGS[(arch, size)])
+def build(arch, size, vocab, **override):
+    """The model of arch at size; override replaces config entries (fanin=True, say)."""
+    return ARCHS[arch](vocab, **{**CONFIGS[(arch, size)], **override})
 
 
 @torch.no_grad()

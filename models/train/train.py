@@ -66,6 +66,10 @@ def parse():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--eval-only", action="store_true")
+    p.add_argument("--fanin", action="store_true", help="lima: every weight at its fan-in scale (arch.Lima); heavy has it by default")
+    p.add_argument("--distill", default="", help="run whose model.pt is a teacher: the loss mixes in its soft targets")
+    p.add_argument("--distill-weight", type=float, default=0.5, help="share of the loss that is the teacher's KL divergence")
+    p.add_argument("--distill-temp", type=float, default=1.0, help="softmax temperature of the distillation term")
     p.add_argument("--portable", action="store_true",
                    help="turn runs/<run>/last.pt into model.pt + resume.json (small enough to commit) and exit; "
                         "a later run on another machine resumes from them with fresh optimizer moments")
@@ -138,6 +142,30 @@ def evaluate(model, val, index, T, B, device, max_tokens=0):
     return res
 
 
+def load_teacher(run, device):
+    """The trained model of runs/<run>, frozen, for distillation."""
+    rdir = os.path.join(HERE, "runs", run)
+    with open(os.path.join(rdir, "results.json")) as f:
+        res = json.load(f)
+    over = {"fanin": True} if res["cfg"].get("fanin") else {}
+    t = arch.build(res["arch"], res["size"], res["cfg"]["vocab"], **over)
+    t.load_state_dict(torch.load(os.path.join(rdir, "model.pt"), map_location=device))
+    t.to(device).eval()
+    for p in t.parameters():
+        p.requires_grad_(False)
+    return t
+
+
+def distill_loss(logits, teacher, x, temp):
+    """KL(teacher || student) over every position, at temperature temp, scaled by temp^2 (Hinton et al.)."""
+    with torch.no_grad():
+        t_logits, _ = teacher(x)
+    V = logits.shape[-1]
+    s = F.log_softmax(logits.reshape(-1, V) / temp, dim=-1)
+    t = F.log_softmax(t_logits.reshape(-1, V).float() / temp, dim=-1)
+    return F.kl_div(s, t, log_target=True, reduction="batchmean") * temp * temp
+
+
 def main():
     args = parse()
     torch.set_num_threads(args.threads)
@@ -162,7 +190,8 @@ def main():
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    model = arch.build(args.arch, args.size, V).to(args.device)
+    model = arch.build(args.arch, args.size, V, **({"fanin": True} if args.fanin else {})).to(args.device)
+    teacher = load_teacher(args.distill, args.device) if args.distill else None
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.wd, betas=(0.9, 0.98))
     rng = np.random.default_rng(args.seed)
     step, elapsed = 0, 0.0
@@ -224,8 +253,12 @@ def main():
         logits, rates = model(x)
         ce = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
         reg = sum(F.relu(r - args.rate_target) for r in rates) * args.rate_weight if rates else torch.zeros((), device=x.device)
+        loss = ce + reg
+        if teacher is not None:
+            kd = distill_loss(logits, teacher, x, args.distill_temp)
+            loss = (1 - args.distill_weight) * ce + args.distill_weight * kd + reg
         opt.zero_grad(set_to_none=True)
-        (ce + reg).backward()
+        loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         step += 1
