@@ -144,8 +144,8 @@ type linearOp struct {
 	// those rows instead of the whole output (lastOK).
 	lastCols [][]int32
 	lastOK   []bool
-	tasks    []denseTask // scratch: the column ranges handed to the pool
-	xi       []float32   // scratch: their inputs, interleaved four by four
+	job      denseJob  // the column ranges shared with the pool
+	xi       []float32 // scratch: their inputs, interleaved four by four
 }
 
 func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precision) *linearOp {
@@ -291,12 +291,13 @@ func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
 	}
 	per := ((op.nout+parts-1)/parts + 63) &^ 63 // whole 64-column blocks
 	parts = (op.nout + per - 1) / per
-	tasks := op.tasks[:0]
+	j := &op.job
+	j.reset()
+	j.tasks = j.tasks[:0]
 	for i := 1; i < parts; i++ {
-		tasks = append(tasks, denseTask{op, xs, ys, i * per, min((i+1)*per, op.nout)})
+		j.tasks = append(j.tasks, denseTask{op, xs, ys, i * per, min((i+1)*per, op.nout)})
 	}
-	op.tasks = tasks
-	p.run(tasks, func() { op.denseRange(xs, ys, 0, min(per, op.nout)) })
+	p.run(j, func() { op.denseRange(xs, ys, 0, min(per, op.nout)) })
 }
 
 // denseRange adds columns [c0, c1) of W·x to y for every slot in

@@ -17,17 +17,23 @@ const parallelMin = 1 << 16
 // Simulator, so an unreachable Simulator is collected and its cleanup
 // stops them; Close stops them at once.
 //
-// The hand-off spins rather than sleeps. A product at batch 1 takes a few
+// A product is a job of column ranges that anyone may claim: the stepping
+// goroutine publishes it, works on its own range, then claims what no
+// worker has taken yet, and waits only for ranges a worker is running. So
+// when the workers are busy (two replicas of a deployment stepping at once
+// on two cores, say), the stepping goroutine does all of it without
+// waiting for anyone.
+//
+// The hand-off polls rather than parks. A product at batch 1 takes a few
 // microseconds, and waking a parked goroutine's thread takes as long, so
-// a worker keeps polling for the next task for spinFor after its last one,
-// and the stepping goroutine polls for the workers' completion; both yield
-// the processor (runtime.Gosched) between polls, so that a goroutine with
-// real work, another replica's say, is never kept waiting by a spinner.
+// a worker keeps polling for the next job for spinFor after its last one,
+// and the stepping goroutine polls for the workers' ranges to finish; both
+// yield the processor (runtime.Gosched) between polls, so a goroutine
+// with real work is never kept waiting by a poller.
 type pool struct {
-	tasks   chan denseTask
-	pending atomic.Int32 // tasks handed out and not yet done
-	n       int          // goroutines besides the stepping one
-	once    sync.Once
+	jobs chan *denseJob
+	n    int // goroutines besides the stepping one
+	once sync.Once
 }
 
 // spinFor is how long an idle worker polls before it parks.
@@ -40,55 +46,92 @@ type denseTask struct {
 	c0, c1 int
 }
 
+// denseJob is the column ranges of one product. Each linearOp reuses its
+// own, so a worker may still hold a job from an earlier product. The
+// ranges open to claim and the next one to claim share one word (state:
+// count << 32 | next), so a claim is one compare-and-swap of it: a claim
+// succeeds only against the job as it is now, open (count > 0) and with
+// that range unclaimed.
+type denseJob struct {
+	tasks []denseTask
+	state atomic.Uint64
+	done  atomic.Int32 // ranges finished
+}
+
+// work claims and runs ranges until none is left.
+func (j *denseJob) work() {
+	for {
+		st := j.state.Load()
+		i, n := uint32(st), uint32(st>>32)
+		if i >= n {
+			return
+		}
+		if !j.state.CompareAndSwap(st, st+1) {
+			continue
+		}
+		t := &j.tasks[i]
+		t.op.denseRange(t.xs, t.ys, t.c0, t.c1)
+		j.done.Add(1)
+	}
+}
+
+// reset closes j for refilling: no range of it can be claimed until run
+// opens it again.
+func (j *denseJob) reset() { j.state.Store(0) }
+
 func newPool(workers int) *pool {
-	p := &pool{tasks: make(chan denseTask, workers), n: workers - 1}
+	p := &pool{jobs: make(chan *denseJob, workers), n: workers - 1}
 	for range p.n {
 		go func() {
 			for {
-				t, ok := p.next()
+				j, ok := p.next()
 				if !ok {
 					return
 				}
-				t.op.denseRange(t.xs, t.ys, t.c0, t.c1)
-				p.pending.Add(-1)
+				j.work()
 			}
 		}()
 	}
 	return p
 }
 
-// next returns the next task, polling for up to spinFor before it parks;
+// next returns the next job, polling for up to spinFor before it parks;
 // false once the pool is closed.
-func (p *pool) next() (denseTask, bool) {
+func (p *pool) next() (*denseJob, bool) {
 	start := time.Now()
 	for i := 0; ; i++ {
 		select {
-		case t, ok := <-p.tasks:
-			return t, ok
+		case j, ok := <-p.jobs:
+			return j, ok
 		default:
 		}
 		if i%64 == 63 && time.Since(start) > spinFor {
-			t, ok := <-p.tasks
-			return t, ok
+			j, ok := <-p.jobs
+			return j, ok
 		}
 		runtime.Gosched()
 	}
 }
 
-// run hands tasks to the workers, runs own itself, and returns once all
-// are done.
-func (p *pool) run(tasks []denseTask, own func()) {
-	p.pending.Add(int32(len(tasks)))
-	for _, t := range tasks {
-		p.tasks <- t
+// run opens j (refilled since reset), publishes it, runs own, works on
+// j's ranges with the workers, and returns once all are done.
+func (p *pool) run(j *denseJob, own func()) {
+	j.done.Store(0)
+	j.state.Store(uint64(len(j.tasks)) << 32)
+	for range min(p.n, len(j.tasks)) {
+		select {
+		case p.jobs <- j:
+		default: // the workers have jobs to look at already
+		}
 	}
 	own()
-	for p.pending.Load() != 0 {
+	j.work()
+	for int(j.done.Load()) != len(j.tasks) {
 		runtime.Gosched()
 	}
 }
 
-func (p *pool) close() { p.once.Do(func() { close(p.tasks) }) }
+func (p *pool) close() { p.once.Do(func() { close(p.jobs) }) }
 
 // startPool gives s its workers and arranges for them to stop with s.
 func (s *Simulator) startPool() {

@@ -1,7 +1,7 @@
 // Command neuro1 measures the built-in neuro-1 models in the Go runtime
 // and prints one JSON object per model:
 //
-//	go run ./bench/neuro1 [-tokens 256] [-models neuro-1-lite,...] [-precision float32|bfloat16]
+//	go run ./bench/neuro1 [-tokens 256] [-repeat 3] [-models neuro-1-lite,...] [-precision float32|bfloat16|int8]
 //
 // For each model:
 //
@@ -10,7 +10,8 @@
 //   - tokens_per_second: greedy generation through the runtime (a cpu
 //     deployment with continuous batching, two replicas of four slots, so
 //     at most two cores as PyTorch's two threads) of -tokens tokens per
-//     sequence, for 1 and for 8 concurrent sequences, after a warm-up;
+//     sequence, for 1 and for 8 concurrent sequences, after a warm-up,
+//     the median of -repeat runs (3; pytorch_gen.py's --repeat likewise);
 //     the chat template's stop tokens are banned with logit_bias so
 //     that every sequence runs to -tokens, as the PyTorch side does;
 //
@@ -46,6 +47,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +87,7 @@ func main() {
 	only := flag.String("models", strings.Join(models.Names(), ","), "comma-separated model ids")
 	precision := flag.String("precision", "float32", "weight precision of the cpu device: float32 or bfloat16")
 	roof := flag.Bool("roofline", true, "measure this machine's bandwidth and FLOP rate and print the fractions reached")
+	repeat := flag.Int("repeat", 3, "runs of each batch size; the median rate is reported")
 	flag.Parse()
 	prec, err := snn.ParsePrecision(*precision)
 	if err != nil {
@@ -97,7 +100,7 @@ func main() {
 		limits = &l
 	}
 	for _, id := range strings.Split(*only, ",") {
-		r, err := measure(id, *n, prec)
+		r, err := measure(id, *n, *repeat, prec)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "neuro1:", err)
 			os.Exit(1)
@@ -114,7 +117,7 @@ func main() {
 	}
 }
 
-func measure(id string, n int, prec snn.Precision) (*result, error) {
+func measure(id string, n, repeat int, prec snn.Precision) (*result, error) {
 	r := &result{Model: id, TokensPerSecond: map[string]float64{}, HeapAtContext: map[string]int64{}, GOMAXPROCS: goruntime.GOMAXPROCS(0),
 		Precision: prec.String(), Kernels: snn.KernelISA()}
 	start := time.Now()
@@ -159,27 +162,32 @@ func measure(id string, n int, prec snn.Precision) (*result, error) {
 		return nil, err
 	}
 	for _, batch := range []int{1, 8} {
-		var wg sync.WaitGroup
-		errs := make([]error, batch)
-		start := time.Now()
-		for i := range batch {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res, err := rt.Generate(ctx, req(n), nil)
-				if err == nil && res.Usage.CompletionTokens != n {
-					err = fmt.Errorf("%s: %d tokens generated, want %d", id, res.Usage.CompletionTokens, n)
-				}
-				errs[i] = err
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return nil, err
+		rates := make([]float64, max(repeat, 1))
+		for k := range rates {
+			var wg sync.WaitGroup
+			errs := make([]error, batch)
+			start := time.Now()
+			for i := range batch {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := rt.Generate(ctx, req(n), nil)
+					if err == nil && res.Usage.CompletionTokens != n {
+						err = fmt.Errorf("%s: %d tokens generated, want %d", id, res.Usage.CompletionTokens, n)
+					}
+					errs[i] = err
+				}()
 			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					return nil, err
+				}
+			}
+			rates[k] = float64(batch*n) / time.Since(start).Seconds()
 		}
-		r.TokensPerSecond[fmt.Sprintf("batch%d", batch)] = float64(batch*n) / time.Since(start).Seconds()
+		slices.Sort(rates)
+		r.TokensPerSecond[fmt.Sprintf("batch%d", batch)] = rates[len(rates)/2]
 	}
 	// Live heap while one sequence holds its context, taken as the last
 	// token is delivered, for three lengths.
