@@ -255,6 +255,21 @@ func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint64) {
 	}
 }
 
+// lifChain is axpby(a1, g1, c1, x1), axpby(a2, g2, c2, x2) and then
+// lifUpdate(a, c, th, u, g1, g2, mask), bit for bit, in one pass: two
+// leaky integrators and the spiking neuron they alone feed.
+func lifChain(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u []float32, mask []uint64) {
+	n := len(u)
+	g1, x1, g2, x2 = g1[:n], x1[:n], g2[:n], x2[:n]
+	if isa == isaAVX512 && n > 0 {
+		lifChainAVX512(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], n, &mask[:(n+63)/64][0])
+		return
+	}
+	axpby(a1, g1, c1, x1)
+	axpby(a2, g2, c2, x2)
+	lifUpdate(a, c, th, u, g1, g2, mask)
+}
+
 // gemm4T adds four slots' products to their outputs: ys[s] += (the
 // weights' columns)·xs[s], with the same sums, bit for bit, as gemvT(ys[s],
 // w, xs[s], ldw) for each s. xi holds the inputs interleaved

@@ -96,3 +96,83 @@ onetail:
 done:
 	VZEROUPPER
 	RET
+
+// func lifChainAVX512(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, mask *uint64)
+// Two leaky integrators and the neuron they feed, in one pass:
+//
+//	g1 = fma(c1, x1, a1·g1); g2 = fma(c2, x2, a2·g2)
+//	u  = fma(c, (g1 + 0) + g2, a·u); mask = th < u
+//
+// the arithmetic of axpby on each integrator, then lifUpdate on the sum.
+// Every load of a block comes before its stores: the arrays are allocated
+// 4 KiB-aligned alike, and a load behind a store to the same offset of
+// another array would wait on it (4K aliasing).
+TEXT ·lifChainAVX512(SB), NOSPLIT, $0-88
+	VBROADCASTSS a1+0(FP), Z10
+	VBROADCASTSS c1+4(FP), Z11
+	VBROADCASTSS a2+8(FP), Z12
+	VBROADCASTSS c2+12(FP), Z13
+	VBROADCASTSS a+16(FP), Z0
+	VBROADCASTSS c+20(FP), Z1
+	VBROADCASTSS th+24(FP), Z2
+	MOVQ         g1+32(FP), SI
+	MOVQ         x1+40(FP), DX
+	MOVQ         g2+48(FP), R10
+	MOVQ         x2+56(FP), R11
+	MOVQ         u+64(FP), DI
+	MOVQ         n+72(FP), R8
+	MOVQ         mask+80(FP), R9
+	VXORPS       Z9, Z9, Z9
+	XORQ         AX, AX
+
+chain:
+	CMPQ        R8, $16
+	JLT         chaintail
+	VMULPS      (SI)(AX*4), Z10, Z4
+	VFMADD231PS (DX)(AX*4), Z11, Z4
+	VMULPS      (R10)(AX*4), Z12, Z5
+	VFMADD231PS (R11)(AX*4), Z13, Z5
+	VMULPS      (DI)(AX*4), Z0, Z6
+	VADDPS      Z4, Z9, Z3
+	VADDPS      Z5, Z3, Z3
+	VFMADD231PS Z3, Z1, Z6
+	VMOVUPS     Z4, (SI)(AX*4)
+	VMOVUPS     Z5, (R10)(AX*4)
+	VMOVUPS     Z6, (DI)(AX*4)
+	VCMPPS      $0x11, Z6, Z2, K2
+	KMOVW       K2, (R9)
+	ADDQ        $2, R9
+	ADDQ        $16, AX
+	SUBQ        $16, R8
+	JMP         chain
+
+chaintail:
+	TESTQ       R8, R8
+	JZ          chaindone
+	MOVQ        R8, CX
+	MOVL        $1, BX
+	SHLL        CX, BX
+	DECL        BX
+	KMOVW       BX, K1
+	VMOVUPS.Z   (SI)(AX*4), K1, Z4
+	VMULPS      Z4, Z10, Z4
+	VMOVUPS.Z   (DX)(AX*4), K1, Z7
+	VFMADD231PS Z7, Z11, Z4
+	VMOVUPS     Z4, K1, (SI)(AX*4)
+	VMOVUPS.Z   (R10)(AX*4), K1, Z5
+	VMULPS      Z5, Z12, Z5
+	VMOVUPS.Z   (R11)(AX*4), K1, Z7
+	VFMADD231PS Z7, Z13, Z5
+	VMOVUPS     Z5, K1, (R10)(AX*4)
+	VADDPS      Z4, Z9, Z3
+	VADDPS      Z5, Z3, Z3
+	VMOVUPS.Z   (DI)(AX*4), K1, Z6
+	VMULPS      Z6, Z0, Z6
+	VFMADD231PS Z3, Z1, Z6
+	VMOVUPS     Z6, K1, (DI)(AX*4)
+	VCMPPS      $0x11, Z6, Z2, K1, K2
+	KMOVW       K2, (R9)
+
+chaindone:
+	VZEROUPPER
+	RET

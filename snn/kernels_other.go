@@ -36,3 +36,7 @@ func axpyI8AVX2(a float32, w *int8, y *float32, n int)                  { panic(
 func gemm4TI8AVX512(y0, y1, y2, y3 *float32, w *int8, xi *float32, nin, ldw, cols int) {
 	panic("unreachable")
 }
+
+func lifChainAVX512(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, mask *uint64) {
+	panic("unreachable")
+}

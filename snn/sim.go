@@ -102,6 +102,7 @@ type Simulator struct {
 	batch             int
 	nodes             []*simNode
 	byName            map[string]*simNode
+	chains            []*simNode // spiking nodes whose fused step updates their integrators (fuseChains)
 	inputs            []*simNode
 	outputs           []*simNode
 	inPorts, outPorts []Port
@@ -207,6 +208,7 @@ func NewSimulator(g *Graph, opts *Options) (*Simulator, error) {
 			s.outputs = append(s.outputs, sn)
 		}
 	}
+	s.fuseChains()
 	sortNodes(s.inputs)
 	sortNodes(s.outputs)
 	s.inPorts, s.outPorts = ports(s.inputs, shapes), ports(s.outputs, shapes)
@@ -263,6 +265,7 @@ func (s *Simulator) Output(i int) []float32 { return s.outputs[i].out }
 // NodeOutput returns the output buffer of any node by name (batch × size),
 // or nil if there is no such node. The slice is reused by the next Step.
 func (s *Simulator) NodeOutput(name string) []float32 {
+	s.settle()
 	if n := s.byName[name]; n != nil {
 		return n.out
 	}
@@ -371,6 +374,9 @@ func (s *Simulator) ResetAll() {
 }
 
 func (s *Simulator) resetSlot(slot int) {
+	for _, p := range s.chains {
+		p.op.(*neuronOp).owed[slot] = false
+	}
 	for _, n := range s.nodes {
 		clear(n.out[slot*n.n : (slot+1)*n.n])
 		if n.selfBuf != nil {

@@ -12,6 +12,7 @@ const (
 var ErrNoState = fmt.Errorf("snn: no such state")
 
 func (s *Simulator) neuron(node, variable string) (*neuronOp, error) {
+	s.settle()
 	sn := s.byName[node]
 	if sn == nil {
 		return nil, fmt.Errorf("%w: no node %q", ErrNoState, node)
