@@ -2,9 +2,12 @@
 # compare.sh [SECONDS]
 #
 # Runs the CUBA benchmark (4000 neurons, Brette et al. 2007) in Neuro and in
-# Brian2 (cpp_standalone), both on one thread pinned to one core, and prints:
-#   line 1: the Go program's JSON line   (go run ./bench/cuba -seconds S)
-#   line 2: Brian2's JSON line           (bench/cuba/brian2_cuba.py --seconds S)
+# Brian2 (cpp_standalone), both on one thread pinned to one core, CUBA_REPEAT
+# times each (default 5), alternating, and prints:
+#   line 1: the Go program's JSON line of its median run
+#           (go run ./bench/cuba -seconds S)
+#   line 2: Brian2's JSON line of its median run
+#           (bench/cuba/brian2_cuba.py --seconds S)
 #   line 3: a summary JSON line with
 #           speed_ratio = brian2 wall_seconds / neuro wall_seconds  (> 1: Neuro is faster)
 #           rate_ratio  = neuro rate_hz / brian2 rate_hz            (~1: same dynamics)
@@ -17,6 +20,7 @@
 #   CUBA_ONLY=brian2|neuro   run only one half (no summary line)
 #   PYTHON                   interpreter with Brian2 (default /usr/bin/python3)
 #   CUBA_CPU                 core to pin to with taskset (default 0)
+#   CUBA_REPEAT              runs of each side (default 5); the medians are compared
 set -euo pipefail
 
 S=${1:-10}
@@ -38,25 +42,51 @@ fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/cuba_compare.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-NEURO=""
+REPEAT=${CUBA_REPEAT:-5}
+[[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || die "CUBA_REPEAT must be a positive integer, got $REPEAT"
+
 if [[ "$ONLY" != "brian2" ]]; then
   compgen -G "$HERE/*.go" >/dev/null ||
     die "the Go program ./bench/cuba is missing (no .go files in $HERE); run with CUBA_ONLY=brian2 to run Brian2 alone"
   go build -o "$TMP/cuba" ./bench/cuba || die "go build ./bench/cuba failed"
-  NEURO=$(GOMAXPROCS=1 "${PIN[@]}" "$TMP/cuba" -seconds "$S") || die "the Go program failed"
-  NEURO=$(printf '%s\n' "$NEURO" | grep '^{' | tail -n 1)
-  [[ -n "$NEURO" ]] || die "the Go program printed no JSON line"
-  echo "$NEURO"
 fi
-
-BRIAN=""
 if [[ "$ONLY" != "neuro" ]]; then
   "$PY" -c 'import brian2' 2>/dev/null || die "Brian2 is not importable by $PY (Debian: apt-get install python3-brian)"
-  LOG="$TMP/brian2.log"
-  BRIAN=$(OMP_NUM_THREADS=1 "${PIN[@]}" "$PY" "$HERE/brian2_cuba.py" --seconds "$S" 2>"$LOG") || {
-    tail -n 30 "$LOG" >&2
-    die "brian2_cuba.py failed"
-  }
+fi
+
+# median FILE: the JSON line of FILE with the median wall_seconds.
+median() {
+  "$PY" - "$1" <<'EOF'
+import json, sys
+runs = sorted((json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")), key=lambda r: r["wall_seconds"])
+print(json.dumps(runs[len(runs) // 2], separators=(",", ":")))
+EOF
+}
+
+for ((i = 0; i < REPEAT; i++)); do
+  if [[ "$ONLY" != "brian2" ]]; then
+    out=$(GOMAXPROCS=1 "${PIN[@]}" "$TMP/cuba" -seconds "$S") || die "the Go program failed"
+    printf '%s\n' "$out" | grep '^{' | tail -n 1 >>"$TMP/neuro.jsonl"
+  fi
+  if [[ "$ONLY" != "neuro" ]]; then
+    LOG="$TMP/brian2.log"
+    OMP_NUM_THREADS=1 "${PIN[@]}" "$PY" "$HERE/brian2_cuba.py" --seconds "$S" 2>"$LOG" | grep '^{' | tail -n 1 >>"$TMP/brian2.jsonl" || {
+      tail -n 30 "$LOG" >&2
+      die "brian2_cuba.py failed"
+    }
+  fi
+done
+
+NEURO=""
+if [[ "$ONLY" != "brian2" ]]; then
+  [[ -s "$TMP/neuro.jsonl" ]] || die "the Go program printed no JSON line"
+  NEURO=$(median "$TMP/neuro.jsonl")
+  echo "$NEURO"
+fi
+BRIAN=""
+if [[ "$ONLY" != "neuro" ]]; then
+  [[ -s "$TMP/brian2.jsonl" ]] || die "brian2_cuba.py printed no JSON line"
+  BRIAN=$(median "$TMP/brian2.jsonl")
   echo "$BRIAN"
 fi
 
