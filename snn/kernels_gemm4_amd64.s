@@ -243,3 +243,72 @@ b16store:
 bdone:
 	VZEROUPPER
 	RET
+
+// WIDEN4(off, dst) loads 16 int8 weights at off(R11) as float32s.
+#define WIDEN4(off, dst) \
+	VPMOVSXBD off(R11), dst \
+	VCVTDQ2PS dst, dst
+
+// func gemm4TI8AVX512(y0, y1, y2, y3 *float32, w *int8, xi *float32, nin, ldw, cols int)
+TEXT ·gemm4TI8AVX512(SB), NOSPLIT, $0-72
+	SETUP(0)
+
+b64:
+	CMPQ R10, $64
+	JLT  b16
+	LOAD4(0, Z0, Z4, Z8, Z12)
+	LOAD4(64, Z1, Z5, Z9, Z13)
+	LOAD4(128, Z2, Z6, Z10, Z14)
+	LOAD4(192, Z3, Z7, Z11, Z15)
+	LEAQ (SI)(AX*1), R11
+	MOVQ DX, R12
+
+b64row:
+	CMPQ R12, R8
+	JGE  b64store
+	WIDEN4(0, Z16)
+	WIDEN4(16, Z17)
+	WIDEN4(32, Z18)
+	WIDEN4(48, Z19)
+	FMA64
+	ADDQ R9, R11
+	ADDQ $16, R12
+	JMP  b64row
+
+b64store:
+	STORE4(0, Z0, Z4, Z8, Z12)
+	STORE4(64, Z1, Z5, Z9, Z13)
+	STORE4(128, Z2, Z6, Z10, Z14)
+	STORE4(192, Z3, Z7, Z11, Z15)
+	ADDQ $64, AX
+	SUBQ $64, R10
+	JMP  b64
+
+b16:
+	TESTQ R10, R10
+	JLE   bdone
+	MASK16
+	LOAD4M(Z0, Z1, Z2, Z3)
+	LEAQ (SI)(AX*1), R11
+	MOVQ DX, R12
+
+b16row:
+	CMPQ        R12, R8
+	JGE         b16store
+	VMOVDQU8.Z  (R11), K1, X16
+	VPMOVSXBD   X16, Z16
+	VCVTDQ2PS   Z16, Z16
+	FMA16
+	ADDQ        R9, R11
+	ADDQ        $16, R12
+	JMP         b16row
+
+b16store:
+	STORE4M(Z0, Z1, Z2, Z3)
+	ADDQ $16, AX
+	SUBQ $16, R10
+	JMP  b16
+
+bdone:
+	VZEROUPPER
+	RET
