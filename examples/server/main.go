@@ -145,8 +145,9 @@ func principal(key string) string {
 }
 
 // registerBuiltins registers the built-in neuro-1 models and deploys
-// them (models.Deploy): on cpu, each model on the float simulator and
-// neuro-1-lite also on every neuromorphic emulator that holds it; on
+// them (models.Deploy): on cpu, each model on the simulator at -precision
+// (int8 weights by default) and neuro-1-lite also on every neuromorphic
+// emulator that holds it; on
 // another device, every model that device holds, the others on cpu
 // beside it. In mock mode the same deployments sit on mock devices.
 func registerBuiltins(ctx context.Context, rt *neuro.Runtime, c *config) (*models.Placement, error) {
