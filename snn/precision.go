@@ -112,15 +112,7 @@ func gemvTI8(y []float32, w []int8, x []float32, ldw int) {
 // gemm4TI8 is gemm4T with int8 weights: bit-identical to gemvTI8 for each
 // slot.
 func gemm4TI8(ys, xs *[4][]float32, xi []float32, w []int8, ldw int) {
-	if isa != isaAVX512 || len(xs[0]) == 0 || len(ys[0]) == 0 {
-		for s := range ys {
-			gemvTI8(ys[s], w, xs[s], ldw)
-		}
-		return
-	}
-	nin, cols := len(xs[0]), len(ys[0])
-	checkGemm4(ys, xs, xi, len(w), ldw)
-	gemm4TI8AVX512(&ys[0][0], &ys[1][0], &ys[2][0], &ys[3][0], &w[0], &xi[0], nin, ldw, cols)
+	gemm4(ys, xs, xi, w, ldw, gemvTI8, gemm4TI8AVX512)
 }
 
 // axpyI8 sets y = y + a·w (one rounding), w in int8.
@@ -187,15 +179,7 @@ func gemvTBF16Go(y []float32, w []uint16, x []float32, ldw int) {
 // gemm4TBF16 is gemm4T with bfloat16 weights: bit-identical to
 // gemvTBF16 for each slot.
 func gemm4TBF16(ys, xs *[4][]float32, xi []float32, w []uint16, ldw int) {
-	if isa != isaAVX512 || len(xs[0]) == 0 || len(ys[0]) == 0 {
-		for s := range ys {
-			gemvTBF16(ys[s], w, xs[s], ldw)
-		}
-		return
-	}
-	nin, cols := len(xs[0]), len(ys[0])
-	checkGemm4(ys, xs, xi, len(w), ldw)
-	gemm4TBF16AVX512(&ys[0][0], &ys[1][0], &ys[2][0], &ys[3][0], &w[0], &xi[0], nin, ldw, cols)
+	gemm4(ys, xs, xi, w, ldw, gemvTBF16, gemm4TBF16AVX512)
 }
 
 // axpyBF16 sets y = y + a·w (one rounding), w in bfloat16.
