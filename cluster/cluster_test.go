@@ -13,6 +13,7 @@ import (
 	"github.com/neuro-go/neuro/compile"
 	_ "github.com/neuro-go/neuro/compile/onnx" // the network the tests compile
 	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
@@ -63,17 +64,19 @@ func TestCluster(t *testing.T) {
 			}
 			return nil
 		})
-		info, err := b.node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: "digits.1", Model: netID, Device: "cpu", MaxBatch: 4, Owner: owner}, 10*time.Second)
+		// int8 weights: the device's options travel with the desired state.
+		int8 := hal.Config{Options: map[string]string{"precision": "int8"}}
+		info, err := b.node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: "digits.1", Model: netID, Device: "cpu", Config: int8, MaxBatch: 4, Owner: owner}, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Status != runtime.StatusReady || info.Node == "" {
-			t.Fatalf("deployment: status %s on node %q", info.Status, info.Node)
+		if info.Status != runtime.StatusReady || info.Node == "" || info.Device.Model != "int8 simulator" {
+			t.Fatalf("deployment: status %s on node %q, device %+v", info.Status, info.Node, info.Device)
 		}
 		eventually(t, 5*time.Second, "c sees the deployment ready", func() error {
 			ci, err := c.node.DeploymentInfo("digits.1")
-			if err == nil && (ci.Status != runtime.StatusReady || ci.Node != info.Node) {
-				err = fmt.Errorf("c sees %s on %q", ci.Status, ci.Node)
+			if err == nil && (ci.Status != runtime.StatusReady || ci.Node != info.Node || ci.Device.Model != "int8 simulator") {
+				err = fmt.Errorf("c sees %s on %q, device %+v", ci.Status, ci.Node, ci.Device)
 			}
 			return err
 		})

@@ -53,7 +53,8 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 	if ds.Replicas == 0 {
 		ds.Replicas = 1
 	}
-	s := spec{ID: ds.ID, Model: m.ID, Device: ds.Device, MaxBatch: ds.MaxBatch, Replicas: ds.Replicas, Owner: ds.Owner, Node: ds.Node, Created: time.Now()}
+	s := spec{ID: ds.ID, Model: m.ID, Device: ds.Device, MaxBatch: ds.MaxBatch, Replicas: ds.Replicas, Owner: ds.Owner, Node: ds.Node, Created: time.Now(),
+		Options: ds.Config.Options}
 	if err := n.checkPlacement(s); err != nil {
 		return runtime.DeploymentInfo{}, err
 	}
@@ -192,7 +193,7 @@ func (n *Node) remoteInfo(s spec, l leaseEntry, leased bool) runtime.DeploymentI
 	info := runtime.DeploymentInfo{ID: s.ID, Status: runtime.StatusLoading, Created: s.Created, Replicas: s.Replicas,
 		MaxBatch: s.MaxBatch, Owner: s.Owner}
 	info.Model, _ = n.rt.Model(s.Model)
-	if dev, err := hal.Open(s.Device, hal.Config{}); err == nil {
+	if dev, err := hal.Open(s.Device, hal.Config{Options: s.Options}); err == nil {
 		info.Device = dev.Capabilities()
 	} else {
 		info.Device = hal.Capabilities{Name: s.Device}

@@ -82,6 +82,8 @@ type spec struct {
 	Owner    string    `json:"owned_by"`
 	Node     string    `json:"node,omitempty"` // required node, if any
 	Created  time.Time `json:"created"`
+	// Options are the device's (DeploymentSpec.Config.Options).
+	Options map[string]string `json:"device_options,omitempty"`
 }
 
 // lease is who runs a deployment, and how it is doing there.

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/neuro-go/neuro/runtime"
+	"github.com/neuro-go/neuro/runtime/hal"
 )
 
 // claimStagger delays a node's claim of a new deployment by this much
@@ -146,7 +147,7 @@ func (n *Node) claim(s spec, old leaseEntry, leased bool) {
 	// A copy left from an earlier claim (before a partition) goes first.
 	n.rt.Undeploy(s.ID, s.Owner)
 	_, err = n.rt.Start(n.ctx, runtime.DeploymentSpec{ID: s.ID, Model: s.Model, Device: s.Device,
-		MaxBatch: s.MaxBatch, Replicas: s.Replicas, Owner: s.Owner})
+		Config: hal.Config{Options: s.Options}, MaxBatch: s.MaxBatch, Replicas: s.Replicas, Owner: s.Owner})
 	n.mu.Lock()
 	n.owned[s.ID] = &owned{rev: rev, renewed: time.Now(), spec: s}
 	if cur := n.leaseOf[s.ID]; cur.rev < rev { // before the watch brings it

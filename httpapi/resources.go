@@ -40,6 +40,7 @@ type rawDeployment struct {
 	Replicas     json.RawMessage `json:"replicas"`
 	MaxBatchSize json.RawMessage `json:"max_batch_size"`
 	Node         json.RawMessage `json:"node"`
+	Precision    json.RawMessage `json:"precision"`
 }
 
 func validDeploymentID(id string) bool {
@@ -133,7 +134,21 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 	if _, cluster := s.be.(NodeLister); node != "" && !cluster {
 		return spec, invalid("node", "invalid_value", "this server is not in a cluster: it has no node %q", node)
 	}
-	return runtime.DeploymentSpec{ID: id, Model: m.ID, Device: device, Replicas: int(replicas), MaxBatch: int(batch), Owner: principal, Node: node}, nil
+	spec = runtime.DeploymentSpec{ID: id, Model: m.ID, Device: device, Replicas: int(replicas), MaxBatch: int(batch), Owner: principal, Node: node}
+	precision, e := parseString(raw.Precision, "precision")
+	if e != nil || precision == "" {
+		return spec, e
+	}
+	// The device's weight precision: the cpu simulator's option, checked by
+	// the device itself.
+	if device != "cpu" {
+		return spec, invalid("precision", "invalid_value", "precision is an option of the cpu device, not of %s", device)
+	}
+	spec.Config = hal.Config{Options: map[string]string{"precision": precision}}
+	if _, err := hal.Open(device, spec.Config); err != nil {
+		return spec, invalid("precision", "invalid_value", "%v", err)
+	}
+	return spec, nil
 }
 
 // deploymentError maps a failure to create a deployment.

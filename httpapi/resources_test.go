@@ -71,13 +71,14 @@ func TestDeployAndRunOwnNetwork(t *testing.T) {
 	net := compileDigits(t, s, keyAlice)
 	digits := readDigits(t)
 
-	w := do(s, "POST", "/v1/deployments", keyAlice, `{"model":"`+net+`","device":"cpu","id":"alice-digits","max_batch_size":4}`)
+	w := do(s, "POST", "/v1/deployments", keyAlice, `{"model":"`+net+`","device":"cpu","id":"alice-digits","max_batch_size":4,"precision":"int8"}`)
 	if w.Code != 201 {
 		t.Fatalf("create: %d %s", w.Code, w.Body)
 	}
 	var rec deploymentRecord
 	json.Unmarshal(w.Body.Bytes(), &rec)
-	if rec.Status != "ready" || rec.OwnedBy != "alice" || rec.Model != net || rec.MaxBatchSize != 4 || rec.Device.Name != "cpu" {
+	if rec.Status != "ready" || rec.OwnedBy != "alice" || rec.Model != net || rec.MaxBatchSize != 4 || rec.Device.Name != "cpu" ||
+		rec.Device.Model != "int8 simulator" {
 		t.Fatalf("record %+v", rec)
 	}
 
@@ -173,6 +174,9 @@ func TestDeployAndRunOwnNetwork(t *testing.T) {
 	checkError(t, do(s, "POST", "/v1/deployments", keyAlice, `{"model":"`+net+`","id":"a b"}`), 400, typeInvalidRequest, "invalid_value", "id")
 	checkError(t, do(s, "POST", "/v1/deployments", keyAlice, `{"model":"gpt-4"}`), 404, typeNotFound, "model_not_found", "")
 	checkError(t, do(s, "POST", "/v1/deployments", keyAlice, `{"model":"`+net+`","replicas":99}`), 400, typeInvalidRequest, "invalid_value", "replicas")
+	checkError(t, do(s, "POST", "/v1/deployments", keyAlice, `{"model":"`+net+`","precision":"int4"}`), 400, typeInvalidRequest, "invalid_value", "precision")
+	checkError(t, do(s, "POST", "/v1/deployments", keyAlice, `{"model":"`+net+`","precision":8}`), 400, typeInvalidRequest, "invalid_type", "precision")
+	checkError(t, do(s, "POST", "/v1/deployments", keyAlice, `{"model":"`+net+`","device":"loihi","precision":"int8"}`), 400, typeInvalidRequest, "invalid_value", "precision")
 
 	// Deleting: in use, the server's own, then in order.
 	checkError(t, do(s, "DELETE", "/v1/models/"+net, keyAlice, nil), 409, typeInvalidRequest, "model_in_use", "")
@@ -185,7 +189,7 @@ func TestDeployAndRunOwnNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	d2, err := rt2.Deployment("alice-digits")
-	if err != nil || d2.Owner != "alice" || d2.Wait(context.Background()) != nil {
+	if err != nil || d2.Owner != "alice" || d2.Wait(context.Background()) != nil || d2.Device.Model != "int8 simulator" {
 		t.Fatalf("after a restart: %v %v", d2, err)
 	}
 	again := decodeRun(t, do(newTestServer(t, rt2, nil), "POST", "/v1/deployments/alice-digits/run", keyAlice, `{"inputs":[`+good+`]}`))

@@ -204,6 +204,9 @@ type storedDeployment struct {
 	MaxBatch int    `json:"max_batch_size"`
 	Replicas int    `json:"replicas"`
 	Owner    string `json:"owned_by"`
+	// Options are the device's (spec.Config.Options): the cpu device's
+	// weight precision, say.
+	Options map[string]string `json:"device_options,omitempty"`
 }
 
 func (r *Runtime) deploymentDir() string {
@@ -224,7 +227,7 @@ func (r *Runtime) persist(spec DeploymentSpec) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("runtime: data directory: %w", err)
 	}
-	b, err := json.Marshal(storedDeployment{spec.ID, spec.Model, spec.Device, spec.MaxBatch, spec.Replicas, spec.Owner})
+	b, err := json.Marshal(storedDeployment{spec.ID, spec.Model, spec.Device, spec.MaxBatch, spec.Replicas, spec.Owner, spec.Config.Options})
 	if err != nil {
 		return err
 	}
@@ -262,7 +265,8 @@ func (r *Runtime) RestoreDeployments(ctx context.Context) error {
 			err = fmt.Errorf("entry id %q does not match its file", sd.ID)
 		}
 		if err == nil {
-			_, err = r.Start(ctx, DeploymentSpec{ID: sd.ID, Model: sd.Model, Device: sd.Device, MaxBatch: sd.MaxBatch, Replicas: sd.Replicas, Owner: sd.Owner})
+			_, err = r.Start(ctx, DeploymentSpec{ID: sd.ID, Model: sd.Model, Device: sd.Device, Config: hal.Config{Options: sd.Options},
+				MaxBatch: sd.MaxBatch, Replicas: sd.Replicas, Owner: sd.Owner})
 		}
 		if err != nil {
 			r.log.Error("skipping a stored deployment", "file", f, "err", err)
