@@ -22,8 +22,8 @@ func TestRunLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := c.CreateDeployment(ctx, &client.CreateDeploymentRequest{Model: net.ID, Device: "cpu", ID: "digits", MaxBatchSize: 2})
-	if err != nil || d.Status != "ready" || d.OwnedBy != "test" {
+	d, err := c.CreateDeployment(ctx, &client.CreateDeploymentRequest{Model: net.ID, Device: "cpu", ID: "digits", MaxBatchSize: 2, Precision: "bfloat16"})
+	if err != nil || d.Status != "ready" || d.OwnedBy != "test" || d.Device.Model != "bfloat16 simulator" {
 		t.Fatalf("%+v %v", d, err)
 	}
 	x := make([]float32, 64)

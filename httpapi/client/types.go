@@ -275,6 +275,9 @@ type CreateDeploymentRequest struct {
 	ID           string `json:"id,omitempty"`
 	Replicas     int    `json:"replicas,omitempty"`
 	MaxBatchSize int    `json:"max_batch_size,omitempty"`
+	// Precision is the cpu simulator's weight precision: "float32" (the
+	// default, exact), "bfloat16" or "int8".
+	Precision string `json:"precision,omitempty"`
 }
 
 // Deleted answers a DELETE.

@@ -472,9 +472,12 @@ func TestConsole(t *testing.T) {
 		if n := js[int](t, ctx, `document.querySelectorAll('#deployments tbody tr[data-id="neuro-1-lite-cpu"] button').length`); n != 0 {
 			t.Error("a system deployment offers Delete")
 		}
-		do(t, ctx, setValue("#deploy-model", "neuro-1-digits"), setValue("#deploy-device", "cpu"),
+		do(t, ctx, setValue("#deploy-model", "neuro-1-digits"), setValue("#deploy-device", "cpu"), setValue("#deploy-precision", "int8"),
 			chromedp.SendKeys(chromedp.ID("deploy-id"), "console-digits\r"))
 		wait(t, ctx, "the new deployment ready", `document.querySelector('#deployments tr[data-id="console-digits"] .status.ready')`, 30*time.Second)
+		if dev := js[string](t, ctx, `document.querySelector('#deployments tr[data-id="console-digits"] td:nth-of-type(2)').textContent`); !strings.Contains(dev, "int8 simulator") {
+			t.Errorf("the int8 deployment's device reads %q", dev)
+		}
 		// A taken id: the API's message, shown as is.
 		do(t, ctx, chromedp.SendKeys(chromedp.ID("deploy-id"), "console-digits\r"))
 		wait(t, ctx, "the conflict message", `!document.getElementById('deploy-error').hidden`, 10*time.Second)

@@ -43,7 +43,7 @@ function render(deps) {
     return h('tr', { 'data-id': d.id },
       h('th', { scope: 'row' }, h('code', {}, d.id)),
       h('td', {}, d.model),
-      h('td', {}, d.device?.name || '–', d.device?.kind ? h('span', { class: 'hint' }, ` ${d.device.kind}`) : null),
+      h('td', {}, d.device?.name || '–', d.device?.model ? h('span', { class: 'hint' }, ` ${d.device.model}`) : d.device?.kind ? h('span', { class: 'hint' }, ` ${d.device.kind}`) : null),
       h('td', {}, h('span', { class: 'status ' + d.status, title: d.failure || null }, d.status), d.failure ? h('div', { class: 'hint' }, d.failure) : null),
       h('td', {}, d.node || '–'),
       h('td', {}, load, h('div', { class: 'hint' }, `${d.replicas ?? 1} × batch ${d.max_batch_size ?? '–'}`)),
@@ -71,6 +71,8 @@ $('deploy-form').addEventListener('submit', async (ev) => {
   const replicas = parseInt($('deploy-replicas').value, 10), batch = parseInt($('deploy-batch').value, 10);
   if (replicas) body.replicas = replicas;
   if (batch) body.max_batch_size = batch;
+  const precision = $('deploy-precision').value;
+  if (precision && body.device === 'cpu') body.precision = precision;
   const btn = ev.submitter;
   if (btn) btn.disabled = true;
   try {
