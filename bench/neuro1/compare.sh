@@ -12,6 +12,9 @@
 # weight precision (int8, the default at which the built-in models are
 # served on cpu, models.DefaultPrecision; bfloat16; float32; PyTorch stays
 # float32). Only a run at the served default writes models/speed.json.
+# PYTORCH_QUANTIZE=int8 runs PyTorch with its own dynamic int8
+# quantisation of the Linear layers instead (pytorch_gen.py --quantize);
+# such a run writes no speed.json: the cards quote PyTorch in float32.
 set -euo pipefail
 
 N=${1:-256}
@@ -32,9 +35,10 @@ runs = {"neuro-1-lite": "lite-lima", "neuro-1-standard": "standard-lima", "neuro
 print(",".join(runs[json.loads(l)["model"]] for l in open(sys.argv[1])))
 PY
 )
-"$PY" bench/neuro1/pytorch_gen.py --runs "$RUNS" --tokens "$N" --threads 2 | tee "$TMP/pt.jsonl"
+PTQ=${PYTORCH_QUANTIZE:-none}
+"$PY" bench/neuro1/pytorch_gen.py --runs "$RUNS" --tokens "$N" --threads 2 --quantize "$PTQ" | tee "$TMP/pt.jsonl"
 
-"$PY" - "$TMP/go.jsonl" "$TMP/pt.jsonl" "$PREC" <<'PY'
+"$PY" - "$TMP/go.jsonl" "$TMP/pt.jsonl" "$PREC" "$PTQ" <<'PY'
 import json, platform, subprocess, sys
 go = [json.loads(l) for l in open(sys.argv[1])]
 pt = [json.loads(l) for l in open(sys.argv[2])]
@@ -59,12 +63,12 @@ for g, p in zip(go, pt):
         "machine": machine,
         "precision": sys.argv[3],
     }
-    print(json.dumps({"model": g["model"], "precision": sys.argv[3], "machine": machine,
+    print(json.dumps({"model": g["model"], "precision": sys.argv[3], "pytorch_quantize": sys.argv[4], "machine": machine,
                       "ratio_batch1": round(g["tokens_per_second"]["batch1"] / p["tokens_per_second"]["batch1"], 2),
                       "ratio_batch8": round(g["tokens_per_second"]["batch8"] / p["tokens_per_second"]["batch8"], 2),
                       "fraction_of_peak_flops": {k: round(v, 3) for k, v in g.get("fraction_of_peak_flops", {}).items()},
                       "fraction_of_triad_bandwidth": {k: round(v, 3) for k, v in g.get("fraction_of_triad_bandwidth", {}).items()}}))
-if sys.argv[3] != "int8":
+if sys.argv[3] != "int8" or sys.argv[4] != "none":
     sys.exit(0)
 with open("models/speed.json", "w") as f:
     json.dump(speed, f, indent=1, sort_keys=True)

@@ -11,6 +11,12 @@ torch.set_num_threads(--threads) (default 2): --tokens tokens for 1 sequence
 and for 8 sequences at once, after a 32-token warm-up. The chat template's
 stop tokens are masked, as the Go side's logit_bias does. Prints one JSON
 line per run.
+
+--quantize int8 runs PyTorch's own dynamic int8 quantisation of the
+module's Linear layers (torch.ao.quantization.quantize_dynamic, the fbgemm
+kernels: int8 weights per output channel, activations quantised on the
+fly), the PyTorch counterpart of the Go side's int8 weights; the tied
+readout stays float32 in both.
 """
 import argparse
 import json
@@ -50,6 +56,7 @@ def main():
     p.add_argument("--tokens", type=int, default=256)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeat", type=int, default=3, help="runs of each batch size; the median rate is reported")
+    p.add_argument("--quantize", default="none", choices=["none", "int8"], help="PyTorch's dynamic int8 quantisation of the Linear layers")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     for run in a.runs.split(","):
@@ -64,7 +71,10 @@ def main():
         with torch.no_grad():
             head = model.head_weight().clone()
         model.head_weight = lambda: head
-        out = {"run": run, "torch": torch.__version__, "threads": torch.get_num_threads(), "tokens_per_second": {}}
+        if a.quantize == "int8":
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        out = {"run": run, "torch": torch.__version__, "threads": torch.get_num_threads(), "quantize": a.quantize,
+               "tokens_per_second": {}}
         banned = stop_ids("neuro-" + res["tokenizer"])
         with torch.no_grad():
             generate(model, 1, 32, banned)
