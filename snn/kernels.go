@@ -3,6 +3,7 @@ package snn
 import (
 	"fmt"
 	"math"
+	"os"
 	"sync"
 	"time"
 )
@@ -32,12 +33,26 @@ func (l isaLevel) String() string {
 	return [...]string{"go", "avx2", "avx512"}[l]
 }
 
-// isa is the level in use: hostISA unless a test lowers it.
-var isa = hostISA
+// isa is the level in use: hostISA, unless the environment variable
+// NEURO_KERNELS or a test lowers it.
+var isa = capISA(hostISA, os.Getenv("NEURO_KERNELS"))
+
+// capISA returns host, or the lower level named by limit ("avx2", "go"),
+// so that one machine can run and measure the kernel sets of lesser ones.
+// A level above the host's, or an unknown name, leaves host.
+func capISA(host isaLevel, limit string) isaLevel {
+	for l := isaGo; l < host; l++ {
+		if l.String() == limit {
+			return l
+		}
+	}
+	return host
+}
 
 // KernelISA names the instruction set the simulator's vector kernels use
 // on this machine: "avx512", "avx2" or "go" (portable; also under the
-// build tag noasm).
+// build tag noasm, or with NEURO_KERNELS=go; NEURO_KERNELS=avx2 caps an
+// AVX-512 machine at AVX2).
 func KernelISA() string { return isa.String() }
 
 // vecMin is the length from which the assembly kernels pay for their call.

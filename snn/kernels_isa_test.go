@@ -705,3 +705,18 @@ func TestFusedChain(t *testing.T) {
 		}
 	}
 }
+
+func TestCapISA(t *testing.T) {
+	for _, c := range []struct {
+		host  isaLevel
+		limit string
+		want  isaLevel
+	}{
+		{isaAVX512, "", isaAVX512}, {isaAVX512, "avx2", isaAVX2}, {isaAVX512, "go", isaGo},
+		{isaAVX2, "avx512", isaAVX2}, {isaAVX2, "AVX2", isaAVX2}, {isaGo, "avx2", isaGo}, {isaAVX512, "sse", isaAVX512},
+	} {
+		if got := capISA(c.host, c.limit); got != c.want {
+			t.Errorf("capISA(%v, %q) = %v, want %v", c.host, c.limit, got, c.want)
+		}
+	}
+}
