@@ -288,26 +288,34 @@ func lifChain(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u []float32, mas
 // gemm4T adds four slots' products to their outputs: ys[s] += (the
 // weights' columns)·xs[s], with the same sums, bit for bit, as gemvT(ys[s],
 // w, xs[s], ldw) for each s. xi holds the inputs interleaved
-// (interleave4), from which the AVX-512 kernel broadcasts the four slots'
-// values of an input row together and loads each weight once for the four.
+// (interleave4), from which the kernels broadcast the four slots' values
+// of an input row together and load each weight once for the four.
 func gemm4T(ys, xs *[4][]float32, xi, w []float32, ldw int) {
-	gemm4(ys, xs, xi, w, ldw, gemvT, gemm4TAVX512)
+	gemm4(ys, xs, xi, w, ldw, gemvT, gemm4TAVX512, gemm4TAVX2)
 }
 
-// gemm4 runs a four-slot kernel on AVX-512, and the one-slot product four
-// times elsewhere.
+// gemm4 runs a four-slot kernel (AVX-512, or AVX2 for whole blocks of 8
+// columns, the rest one slot at a time), and the one-slot product four
+// times without assembly.
 func gemm4[W float32 | uint16 | int8](ys, xs *[4][]float32, xi []float32, w []W, ldw int,
 	one func(y []float32, w []W, x []float32, ldw int),
-	four func(y0, y1, y2, y3 *float32, w *W, xi *float32, nin, ldw, cols int)) {
-	if isa != isaAVX512 || len(xs[0]) == 0 || len(ys[0]) == 0 {
-		for s := range ys {
-			one(ys[s], w, xs[s], ldw)
-		}
-		return
-	}
+	four512, four2 func(y0, y1, y2, y3 *float32, w *W, xi *float32, nin, ldw, cols int)) {
 	nin, cols := len(xs[0]), len(ys[0])
-	checkGemm4(ys, xs, xi, len(w), ldw)
-	four(&ys[0][0], &ys[1][0], &ys[2][0], &ys[3][0], &w[0], &xi[0], nin, ldw, cols)
+	four, done := four512, cols
+	if isa == isaAVX2 {
+		four, done = four2, cols&^7
+	}
+	if isa == isaGo || nin == 0 || done == 0 {
+		done = 0
+	} else {
+		checkGemm4(ys, xs, xi, len(w), ldw)
+		four(&ys[0][0], &ys[1][0], &ys[2][0], &ys[3][0], &w[0], &xi[0], nin, ldw, done)
+	}
+	if done < cols {
+		for s := range ys {
+			one(ys[s][done:], w[done:], xs[s], ldw)
+		}
+	}
 }
 
 // checkGemm4 panics, as a slice access would, where a four-slot kernel

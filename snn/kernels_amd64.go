@@ -79,3 +79,12 @@ func gemm4TI8AVX512(y0, y1, y2, y3 *float32, w *int8, xi *float32, nin, ldw, col
 
 //go:noescape
 func lifChainAVX512(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, mask *uint64)
+
+//go:noescape
+func gemm4TAVX2(y0, y1, y2, y3, w, xi *float32, nin, ldw, cols int)
+
+//go:noescape
+func gemm4TBF16AVX2(y0, y1, y2, y3 *float32, w *uint16, xi *float32, nin, ldw, cols int)
+
+//go:noescape
+func gemm4TI8AVX2(y0, y1, y2, y3 *float32, w *int8, xi *float32, nin, ldw, cols int)

@@ -271,7 +271,7 @@ func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
 		xs = op.xq
 	}
 	op.groups = 0
-	if isa == isaAVX512 {
+	if isa != isaGo {
 		op.groups = len(op.dense) / 4
 	}
 	if need := op.groups * 4 * op.nin; len(op.xi) < need {

@@ -112,7 +112,7 @@ func gemvTI8(y []float32, w []int8, x []float32, ldw int) {
 // gemm4TI8 is gemm4T with int8 weights: bit-identical to gemvTI8 for each
 // slot.
 func gemm4TI8(ys, xs *[4][]float32, xi []float32, w []int8, ldw int) {
-	gemm4(ys, xs, xi, w, ldw, gemvTI8, gemm4TI8AVX512)
+	gemm4(ys, xs, xi, w, ldw, gemvTI8, gemm4TI8AVX512, gemm4TI8AVX2)
 }
 
 // axpyI8 sets y = y + a·w (one rounding), w in int8.
@@ -179,7 +179,7 @@ func gemvTBF16Go(y []float32, w []uint16, x []float32, ldw int) {
 // gemm4TBF16 is gemm4T with bfloat16 weights: bit-identical to
 // gemvTBF16 for each slot.
 func gemm4TBF16(ys, xs *[4][]float32, xi []float32, w []uint16, ldw int) {
-	gemm4(ys, xs, xi, w, ldw, gemvTBF16, gemm4TBF16AVX512)
+	gemm4(ys, xs, xi, w, ldw, gemvTBF16, gemm4TBF16AVX512, gemm4TBF16AVX2)
 }
 
 // axpyBF16 sets y = y + a·w (one rounding), w in bfloat16.
