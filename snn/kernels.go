@@ -251,22 +251,31 @@ func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint64) {
 			p2 = &x2[0]
 		}
 	}
-	if isa == isaAVX512 && n > 0 {
+	done := 0
+	switch {
+	case isa == isaAVX512 && n > 0:
 		lifUpdateAVX512(a, c, th, &u[0], &x1[0], p2, n, &mask[0])
 		return
+	case isa == isaAVX2 && n >= 8:
+		done = n &^ 7
+		lifUpdateAVX2(a, c, th, &u[0], &x1[0], p2, done, &mask[0])
 	}
-	for i := range u {
+	for i := done; i < n; i++ {
 		s := x1[i]
 		if x2 != nil {
 			s = (s + 0) + x2[i]
 		}
-		v := fma32(c, s, float32(a*u[i]))
-		u[i] = v
-		if th < v {
-			mask[i>>6] |= 1 << (i & 63)
-		} else {
-			mask[i>>6] &^= 1 << (i & 63)
-		}
+		setBit(mask, i, th, fma32(c, s, float32(a*u[i])), u)
+	}
+}
+
+// setBit stores v in u[i] and sets bit i of mask to th < v.
+func setBit(mask []uint64, i int, th, v float32, u []float32) {
+	u[i] = v
+	if th < v {
+		mask[i>>6] |= 1 << (i & 63)
+	} else {
+		mask[i>>6] &^= 1 << (i & 63)
 	}
 }
 
@@ -275,14 +284,21 @@ func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint64) {
 // leaky integrators and the spiking neuron they alone feed.
 func lifChain(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u []float32, mask []uint64) {
 	n := len(u)
-	g1, x1, g2, x2 = g1[:n], x1[:n], g2[:n], x2[:n]
-	if isa == isaAVX512 && n > 0 {
-		lifChainAVX512(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], n, &mask[:(n+63)/64][0])
+	g1, x1, g2, x2, mask = g1[:n], x1[:n], g2[:n], x2[:n], mask[:(n+63)/64]
+	done := 0
+	switch {
+	case isa == isaAVX512 && n > 0:
+		lifChainAVX512(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], n, &mask[0])
 		return
+	case isa == isaAVX2 && n >= 8:
+		done = n &^ 7
+		lifChainAVX2(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], done, &mask[0])
 	}
-	axpby(a1, g1, c1, x1)
-	axpby(a2, g2, c2, x2)
-	lifUpdate(a, c, th, u, g1, g2, mask)
+	for i := done; i < n; i++ {
+		g1[i] = fma32(c1, x1[i], float32(a1*g1[i]))
+		g2[i] = fma32(c2, x2[i], float32(a2*g2[i]))
+		setBit(mask, i, th, fma32(c, (g1[i]+0)+g2[i], float32(a*u[i])), u)
+	}
 }
 
 // gemm4T adds four slots' products to their outputs: ys[s] += (the

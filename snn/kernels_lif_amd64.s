@@ -176,3 +176,99 @@ chaintail:
 chaindone:
 	VZEROUPPER
 	RET
+
+// func lifUpdateAVX2(a, c, th float32, u, x1, x2 *float32, n int, mask *uint64)
+// lifUpdateAVX512 for AVX2, n a multiple of 8: the bits go out 8 at a time.
+TEXT ·lifUpdateAVX2(SB), NOSPLIT, $0-56
+	VBROADCASTSS a+0(FP), Y0
+	VBROADCASTSS c+4(FP), Y1
+	VBROADCASTSS th+8(FP), Y2
+	MOVQ         u+16(FP), DI
+	MOVQ         x1+24(FP), SI
+	MOVQ         x2+32(FP), DX
+	MOVQ         n+40(FP), R8
+	MOVQ         mask+48(FP), R9
+	VXORPS       Y9, Y9, Y9
+	XORQ         AX, AX
+	TESTQ        DX, DX
+	JZ           yone
+
+ytwo:
+	CMPQ        R8, $8
+	JLT         ydone
+	VADDPS      (SI)(AX*4), Y9, Y3
+	VADDPS      (DX)(AX*4), Y3, Y3
+	VMULPS      (DI)(AX*4), Y0, Y4
+	VFMADD231PS Y3, Y1, Y4
+	VMOVUPS     Y4, (DI)(AX*4)
+	VCMPPS      $0x1e, Y2, Y4, Y5
+	VMOVMSKPS   Y5, BX
+	MOVB        BX, (R9)
+	INCQ        R9
+	ADDQ        $8, AX
+	SUBQ        $8, R8
+	JMP         ytwo
+
+yone:
+	CMPQ        R8, $8
+	JLT         ydone
+	VMULPS      (DI)(AX*4), Y0, Y4
+	VFMADD231PS (SI)(AX*4), Y1, Y4
+	VMOVUPS     Y4, (DI)(AX*4)
+	VCMPPS      $0x1e, Y2, Y4, Y5
+	VMOVMSKPS   Y5, BX
+	MOVB        BX, (R9)
+	INCQ        R9
+	ADDQ        $8, AX
+	SUBQ        $8, R8
+	JMP         yone
+
+ydone:
+	VZEROUPPER
+	RET
+
+// func lifChainAVX2(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, mask *uint64)
+// lifChainAVX512 for AVX2, n a multiple of 8.
+TEXT ·lifChainAVX2(SB), NOSPLIT, $0-88
+	VBROADCASTSS a1+0(FP), Y10
+	VBROADCASTSS c1+4(FP), Y11
+	VBROADCASTSS a2+8(FP), Y12
+	VBROADCASTSS c2+12(FP), Y13
+	VBROADCASTSS a+16(FP), Y0
+	VBROADCASTSS c+20(FP), Y1
+	VBROADCASTSS th+24(FP), Y2
+	MOVQ         g1+32(FP), SI
+	MOVQ         x1+40(FP), DX
+	MOVQ         g2+48(FP), R10
+	MOVQ         x2+56(FP), R11
+	MOVQ         u+64(FP), DI
+	MOVQ         n+72(FP), R8
+	MOVQ         mask+80(FP), R9
+	VXORPS       Y9, Y9, Y9
+	XORQ         AX, AX
+
+ychain:
+	CMPQ        R8, $8
+	JLT         ychaindone
+	VMULPS      (SI)(AX*4), Y10, Y4
+	VFMADD231PS (DX)(AX*4), Y11, Y4
+	VMULPS      (R10)(AX*4), Y12, Y5
+	VFMADD231PS (R11)(AX*4), Y13, Y5
+	VMULPS      (DI)(AX*4), Y0, Y6
+	VADDPS      Y4, Y9, Y3
+	VADDPS      Y5, Y3, Y3
+	VFMADD231PS Y3, Y1, Y6
+	VMOVUPS     Y4, (SI)(AX*4)
+	VMOVUPS     Y5, (R10)(AX*4)
+	VMOVUPS     Y6, (DI)(AX*4)
+	VCMPPS      $0x1e, Y2, Y6, Y7
+	VMOVMSKPS   Y7, BX
+	MOVB        BX, (R9)
+	INCQ        R9
+	ADDQ        $8, AX
+	SUBQ        $8, R8
+	JMP         ychain
+
+ychaindone:
+	VZEROUPPER
+	RET

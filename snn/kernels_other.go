@@ -48,3 +48,8 @@ func gemm4TBF16AVX2(y0, y1, y2, y3 *float32, w *uint16, xi *float32, nin, ldw, c
 func gemm4TI8AVX2(y0, y1, y2, y3 *float32, w *int8, xi *float32, nin, ldw, cols int) {
 	panic("unreachable")
 }
+
+func lifUpdateAVX2(a, c, th float32, u, x1, x2 *float32, n int, mask *uint64) { panic("unreachable") }
+func lifChainAVX2(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, mask *uint64) {
+	panic("unreachable")
+}

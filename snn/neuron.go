@@ -185,7 +185,7 @@ func (op *neuronOp) reset(sn *simNode, slot int) {
 }
 
 func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
-	if op.chain[0] != nil || (isa == isaAVX512 && op.fusable(sn)) {
+	if op.chain[0] != nil || (isa != isaGo && op.fusable(sn)) {
 		op.stepFused(s, sn, c)
 		return
 	}
@@ -312,10 +312,10 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 // neuron's step t+1, where its input still holds the step-t value, and
 // until then it owes that update: settle applies it for anyone who looks
 // at it in between (State, NodeOutput, ...). Either way every value is the
-// same as stepping the integrators in place. Only on AVX-512, where the
-// fused pass is faster than the separate ones.
+// same as stepping the integrators in place. Only with assembly kernels:
+// the portable fused loop is slower than the separate passes.
 func (s *Simulator) fuseChains() {
-	if isa != isaAVX512 {
+	if isa == isaGo {
 		return
 	}
 	readers := map[*simNode]int{}
