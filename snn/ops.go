@@ -301,7 +301,7 @@ func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
 }
 
 // denseRange adds columns [c0, c1) of W·x to y for every slot in
-// op.dense. Groups of four slots (op.groups, AVX-512 only) run in one
+// op.dense. Groups of four slots (op.groups, with assembly) run in one
 // gemm4T, which loads each weight once for the four. Of the rest, one slot
 // is one gemvT; several go 64 or 128 output columns at a time, so the
 // slots share each block of the weights while it is in the cache instead
