@@ -63,7 +63,7 @@ def main():
         d = os.path.join(ROOT, "models", "train", "runs", run)
         with open(os.path.join(d, "results.json")) as f:
             res = json.load(f)
-        model = arch.build(res["arch"], res["size"], res["cfg"]["vocab"])
+        model = arch.build_run(res)
         model.load_state_dict(torch.load(os.path.join(d, "model.pt"), map_location="cpu"))
         model.eval()
         # The readout weight (head_scale x embedding, heavy) is computed once,

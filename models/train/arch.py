@@ -336,6 +336,11 @@ def build(arch, size, vocab, **override):
     return ARCHS[arch](vocab, **{**CONFIGS[(arch, size)], **override})
 
 
+def build_run(res):
+    """The model a run's results.json describes, parametrisation included."""
+    return build(res["arch"], res["size"], res["cfg"]["vocab"], **({"fanin": True} if res["cfg"].get("fanin") else {}))
+
+
 @torch.no_grad()
 def forward_steps(model, idx):
     """model(idx)'s logits computed one token at a time with model.step."""

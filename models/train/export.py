@@ -118,7 +118,7 @@ def main():
     rdir = os.path.join(HERE, "runs", args.run)
     with open(os.path.join(rdir, "results.json")) as f:
         res = json.load(f)
-    m = arch.build(res["arch"], res["size"], res["cfg"]["vocab"], **({"fanin": True} if res["cfg"].get("fanin") else {}))
+    m = arch.build_run(res)
     m.load_state_dict(torch.load(os.path.join(rdir, "model.pt")))
     m.eval()
     nodes, edges, T = {"lima": lima_graph, "rlif": rlif_graph}[res["arch"]](m)

@@ -147,8 +147,7 @@ def load_teacher(run, device):
     rdir = os.path.join(HERE, "runs", run)
     with open(os.path.join(rdir, "results.json")) as f:
         res = json.load(f)
-    over = {"fanin": True} if res["cfg"].get("fanin") else {}
-    t = arch.build(res["arch"], res["size"], res["cfg"]["vocab"], **over)
+    t = arch.build_run(res)
     t.load_state_dict(torch.load(os.path.join(rdir, "model.pt"), map_location=device))
     t.to(device).eval()
     for p in t.parameters():
