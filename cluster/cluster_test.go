@@ -256,7 +256,13 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("NATS server killed: nothing stored is lost", func(t *testing.T) {
-		tc.servers[2].Shutdown()
+		// The meta leader goes: the two left elect another while d joins.
+		for _, s := range tc.servers {
+			if s.JetStreamIsLeader() {
+				s.Shutdown()
+				break
+			}
+		}
 		d := tc.join("d") // reaches the two servers left
 		if _, err := d.node.Model(netID); err != nil {
 			t.Fatalf("a node joining after the loss: %v", err)

@@ -243,7 +243,7 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 		return nil, err
 	}
 	me, _ := json.Marshal(member{Devices: o.Devices, Joined: time.Now()})
-	if _, err := n.members.Put(ctx, o.Name, me); err != nil {
+	if err := retry(ctx, func(ctx context.Context) error { _, err := n.members.Put(ctx, o.Name, me); return err }); err != nil {
 		n.cancel()
 		n.wg.Wait()
 		return nil, fmt.Errorf("cluster: joining: %w", err)
@@ -275,7 +275,14 @@ func (n *Node) subject(parts ...string) string {
 func (n *Node) open(ctx context.Context) error {
 	kv := func(name string, ttl time.Duration) (jetstream.KeyValue, error) {
 		cfg := jetstream.KeyValueConfig{Bucket: n.bucket(name), History: 1, TTL: ttl, Replicas: n.o.Replicas, Storage: jetstream.FileStorage}
-		b, err := n.js.CreateOrUpdateKeyValue(ctx, cfg)
+		var b jetstream.KeyValue
+		err := retry(ctx, func(ctx context.Context) (err error) {
+			b, err = n.js.CreateOrUpdateKeyValue(ctx, cfg)
+			return err
+		})
+		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+			return nil, fmt.Errorf("cluster: the NATS servers run without JetStream; start them with -js: %w", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cluster: bucket %s: %w", cfg.Bucket, err)
 		}
@@ -303,18 +310,61 @@ func (n *Node) open(ctx context.Context) error {
 	if n.config, err = kv("config", 0); err != nil {
 		return err
 	}
-	n.programs, err = n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: n.bucket("programs"), Replicas: n.o.Replicas, Storage: jetstream.FileStorage})
+	err = retry(ctx, func(ctx context.Context) (err error) {
+		n.programs, err = n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: n.bucket("programs"), Replicas: n.o.Replicas, Storage: jetstream.FileStorage})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cluster: object store: %w", err)
 	}
-	_, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: n.bucket("telemetry"), Subjects: []string{n.subject("telemetry", ">")}, Replicas: n.o.Replicas,
-		Storage: jetstream.FileStorage, MaxAge: 7 * 24 * time.Hour, MaxBytes: 1 << 30, Discard: jetstream.DiscardOld,
+	err = retry(ctx, func(ctx context.Context) error {
+		_, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: n.bucket("telemetry"), Subjects: []string{n.subject("telemetry", ">")}, Replicas: n.o.Replicas,
+			Storage: jetstream.FileStorage, MaxAge: 7 * 24 * time.Hour, MaxBytes: 1 << 30, Discard: jetstream.DiscardOld,
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: telemetry stream: %w", err)
 	}
 	return nil
+}
+
+// adminAttempt is how long one JetStream request made while joining
+// waits for its answer. A request that reaches the cluster while it
+// elects a new meta or stream leader (a server was just lost) gets no
+// answer at all; it is sent again rather than left to wait out the
+// caller's whole deadline.
+const adminAttempt = 3 * time.Second
+
+// retry runs f, each try under a deadline of adminAttempt, until it
+// succeeds, fails in a way another try cannot mend, or ctx ends.
+func retry(ctx context.Context, f func(context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, adminAttempt)
+		err := f(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// transient tells whether a JetStream request may succeed when sent
+// again: it got no answer, or the cluster said it is briefly
+// unavailable. No responders at all means the servers run without
+// JetStream, which another try does not mend.
+func transient(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		return api.Code == 503 && api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabled && api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabledForAccount
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
 }
 
 // watcher follows one bucket into the node's view of it.
