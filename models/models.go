@@ -59,7 +59,7 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima/model.pt train/runs/standard-lima/model.pt train/runs/heavy-lima/model.pt
+//go:embed train/runs/lite-lima/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima/model.pt
 //go:embed train/runs/*/results.json speed.json
 var files embed.FS
 
@@ -72,7 +72,7 @@ type builtin struct {
 
 var builtins = []builtin{
 	{id: Lite, run: "lite-lima", baseline: "lite-gru", tokenizer: "neuro-bpe-1k", size: "lite"},
-	{id: Standard, run: "standard-lima", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
+	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
 
@@ -255,17 +255,21 @@ func Deploy(ctx context.Context, rt *runtime.Runtime, opts *DeployOptions) (*Pla
 
 // results is what train.py writes to results.json.
 type results struct {
-	Arch         string         `json:"arch"`
-	Cfg          map[string]int `json:"cfg"`
-	Params       int            `json:"params"`
-	Steps        int            `json:"steps"`
-	TrainTokens  int            `json:"train_tokens"`
-	TrainSeconds float64        `json:"train_seconds"`
-	Device       string         `json:"device"`
+	Arch string `json:"arch"`
+	Cfg  struct {
+		Vocab, D, K, H, Layers int
+	} `json:"cfg"`
+	Params       int     `json:"params"`
+	Steps        int     `json:"steps"`
+	TrainTokens  int     `json:"train_tokens"`
+	TrainSeconds float64 `json:"train_seconds"`
+	Device       string  `json:"device"`
 	Args         struct {
-		Seed  int `json:"seed"`
-		Batch int `json:"batch"`
-		Seq   int `json:"seq"`
+		Seed    int    `json:"seed"`
+		Batch   int    `json:"batch"`
+		Seq     int    `json:"seq"`
+		Fanin   bool   `json:"fanin"`   // --fanin: heavy has the fan-in parametrisation without it
+		Distill string `json:"distill"` // the teacher's run, if any
 	} `json:"args"`
 	Counts struct {
 		Spiking  int `json:"spiking_neurons"`
@@ -280,6 +284,19 @@ type results struct {
 		Rates []float64 `json:"spike_rate_per_layer"`
 	} `json:"heldout"`
 	SpikeRate float64 `json:"spike_rate_overall"`
+}
+
+// flags are the train.py options beyond the architecture and size
+// that the run was trained with.
+func (r *results) flags() string {
+	var f string
+	if r.Args.Fanin {
+		f += " --fanin"
+	}
+	if r.Args.Distill != "" {
+		f += " --distill " + r.Args.Distill
+	}
+	return f
 }
 
 func readResults(run string) (*results, error) {
@@ -324,12 +341,12 @@ func (b builtin) card() (runtime.Card, error) {
 	card := runtime.Card{
 		Description: fmt.Sprintf("%s: a spiking language model trained by the Neuro project on its own corpus (stories, Shakespeare, public-domain books and open chat datasets); it answers as an assistant in the Neuro chat template.", b.id),
 		Architecture: fmt.Sprintf("lima: tied token embedding (vocabulary %d, width %d); %d blocks of leaky-integrator token mixing (%d LI neurons) and a spiking MLP (%d threshold neurons) that both add to a residual current; tied readout. One timestep per token; no attention, normalisation or multiplicative gates.",
-			c["vocab"], c["d"], c["layers"], c["k"], c["h"]),
+			c.Vocab, c.D, c.Layers, c.K, c.H),
 		Parameters: r.Params,
 		Neurons:    r.Counts.Spiking + r.Counts.LI,
 		Synapses:   r.Counts.Synapses,
-		Training: fmt.Sprintf("train.py --arch %s --size %s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s, seed %d; tokenizer %s.",
-			r.Arch, b.size, r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.Device, r.Args.Seed, b.tokenizer),
+		Training: fmt.Sprintf("train.py --arch %s --size %s%s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s, seed %d; tokenizer %s.",
+			r.Arch, b.size, r.flags(), r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.Device, r.Args.Seed, b.tokenizer),
 		License: "Weights: the Neuro project's licence. Training data (the project's corpus): Topical-Chat and TinyStories under CDLA-Sharing-1.0, CaSiNo under CC BY 4.0 (Chawla et al., 2021), Taskmaster-4 and the Self-Dialogue Corpus subset as their manifests state, tinyshakespeare and Project Gutenberg books in the public domain; the training run's NOTICE lists each source.",
 		Quality: map[string]float64{"heldout_bits_per_byte": round(r.Heldout.BPB, 4)},
 		Extra: map[string]any{
@@ -340,6 +357,9 @@ func (b builtin) card() (runtime.Card, error) {
 			"spike_rate":           round(r.SpikeRate, 4),
 			"spike_rate_per_layer": roundAll(r.Heldout.Rates, 4),
 			"training_seconds":     round(r.TrainSeconds, 0),
+			// The run under models/train/runs that made the weights; its
+			// reference.pt is the equivalence fixture.
+			"training_run": b.run,
 			"tokenizer":            b.tokenizer,
 			"context_length":       ContextLength,
 			"state_per_sequence":   "constant: one value per leaky integrator, whatever the context length",

@@ -69,14 +69,13 @@ func TestGeneratesPyTorchsContinuation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds := pl.Deployments
-	runs := map[string]string{models.Lite: "lite-lima", models.Standard: "standard-lima", models.Heavy: "heavy-lima"}
 	for _, id := range models.Names() {
 		t.Run(id, func(t *testing.T) {
 			if !slices.ContainsFunc(ds, func(d *runtime.Deployment) bool { return d.ID == id+"-cpu" }) {
 				t.Fatalf("no %s-cpu deployment", id)
 			}
-			prompt, want := reference(t, runs[id])
 			m, _ := rt.Model(id)
+			prompt, want := reference(t, m.Card.Extra["training_run"].(string))
 			// The reference prompt is one user turn rendered by the chat template.
 			text := m.Tokenizer.Decode(prompt)
 			user, ok := strings.CutPrefix(text, "<|user|>\n")

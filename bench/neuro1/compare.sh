@@ -31,8 +31,7 @@ PREC=${PRECISION:-int8}
 "$TMP/neuro1" -tokens "$N" -precision "$PREC" | tee "$TMP/go.jsonl"
 RUNS=$("$PY" - "$TMP/go.jsonl" <<'PY'
 import json, sys
-runs = {"neuro-1-lite": "lite-lima", "neuro-1-standard": "standard-lima", "neuro-1-heavy": "heavy-lima"}
-print(",".join(runs[json.loads(l)["model"]] for l in open(sys.argv[1])))
+print(",".join(json.loads(l)["run"] for l in open(sys.argv[1])))
 PY
 )
 PTQ=${PYTORCH_QUANTIZE:-none}

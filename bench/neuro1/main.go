@@ -61,6 +61,7 @@ import (
 
 type result struct {
 	Model           string             `json:"model"`
+	Run             string             `json:"run"` // the training run of the weights (the card's training_run)
 	LoadSeconds     float64            `json:"load_seconds"`
 	TokensPerSecond map[string]float64 `json:"tokens_per_second"`
 	StateBytes      int64              `json:"state_bytes_per_sequence"`
@@ -126,6 +127,7 @@ func measure(id string, n, repeat int, prec snn.Precision) (*result, error) {
 		return nil, err
 	}
 	r.LoadSeconds = time.Since(start).Seconds()
+	r.Run, _ = m.Card.Extra["training_run"].(string)
 	if r.StateBytes, err = stateBytes(m); err != nil {
 		return nil, err
 	}

@@ -20,8 +20,6 @@ import (
 	"github.com/neuro-go/neuro/snn"
 )
 
-const liteRun = "../../../models/train/runs/lite-lima"
-
 // liteProgram is neuro-1-lite as the models package compiles it for the
 // cpu: the program the runtime deploys.
 func liteProgram(t testing.TB) *compile.Program {
@@ -37,7 +35,12 @@ func liteProgram(t testing.TB) *compile.Program {
 // PyTorch's greedy continuation.
 func liteReference(t testing.TB) map[string][]float32 {
 	t.Helper()
-	m, err := pytorch.ReadFloat32s(filepath.Join(liteRun, "reference.pt"), nil)
+	lite, err := models.Load(models.Lite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := lite.Card.Extra["training_run"].(string)
+	m, err := pytorch.ReadFloat32s(filepath.Join("..", "..", "..", "models", "train", "runs", run, "reference.pt"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
