@@ -359,10 +359,10 @@ func (b builtin) card() (runtime.Card, error) {
 			"training_seconds":     round(r.TrainSeconds, 0),
 			// The run under models/train/runs that made the weights; its
 			// reference.pt is the equivalence fixture.
-			"training_run": b.run,
-			"tokenizer":            b.tokenizer,
-			"context_length":       ContextLength,
-			"state_per_sequence":   "constant: one value per leaky integrator, whatever the context length",
+			"training_run":       b.run,
+			"tokenizer":          b.tokenizer,
+			"context_length":     ContextLength,
+			"state_per_sequence": "constant: one value per leaky integrator, whatever the context length",
 		},
 	}
 	for _, src := range slices.Sorted(maps.Keys(r.Heldout.Sources)) {
