@@ -372,6 +372,9 @@ func (b builtin) card() (runtime.Card, error) {
 		card.Quality["baseline_heldout_bits_per_byte"] = round(base.Heldout.BPB, 4)
 		card.Quality["spiking_cost"] = round(r.Heldout.BPB/base.Heldout.BPB-1, 4)
 		card.Extra["baseline"] = fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps; spiking_cost is the relative difference in held-out bits per byte", base.Params)
+		if r.Args.Distill == b.baseline {
+			card.Extra["baseline"] = card.Extra["baseline"].(string) + "; the spiking model learnt from the GRU's next-token distributions as well as from the text (distillation)"
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return runtime.Card{}, err
 	}

@@ -15,6 +15,8 @@
 # PYTORCH_QUANTIZE=int8 runs PyTorch with its own dynamic int8
 # quantisation of the Linear layers instead (pytorch_gen.py --quantize);
 # such a run writes no speed.json: the cards quote PyTorch in float32.
+# MODELS (comma-separated ids, default all three) measures only those; their
+# entries in models/speed.json are replaced and the others kept.
 set -euo pipefail
 
 N=${1:-256}
@@ -28,7 +30,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 go build -o "$TMP/neuro1" ./bench/neuro1
 PREC=${PRECISION:-int8}
-"$TMP/neuro1" -tokens "$N" -precision "$PREC" | tee "$TMP/go.jsonl"
+"$TMP/neuro1" -tokens "$N" -precision "$PREC" ${MODELS:+-models "$MODELS"} | tee "$TMP/go.jsonl"
 RUNS=$("$PY" - "$TMP/go.jsonl" <<'PY'
 import json, sys
 print(",".join(json.loads(l)["run"] for l in open(sys.argv[1])))
@@ -51,7 +53,10 @@ except OSError:
     pass
 ncpu = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
 machine = "%s, %s cores, %s kernels" % (cpu, ncpu, go[0].get("kernels", "?"))
-speed = {}
+try:
+    speed = json.load(open("models/speed.json"))
+except (OSError, ValueError):
+    speed = {}
 for g, p in zip(go, pt):
     speed[g["model"]] = {
         "tokens_per_second": {k: round(v) for k, v in g["tokens_per_second"].items()},

@@ -24,9 +24,16 @@ import random
 import sys
 import time
 
-import numpy as np
-import torch
-import torch.nn.functional as F
+# torch.set_num_threads does not reach the BLAS library Debian's PyTorch
+# links (OpenBLAS), which otherwise starts a thread per core: two runs
+# side by side, each at --threads 1, would then fight over both cores.
+_threads = next((sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--threads"), "2")
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_v, _threads)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import arch  # noqa: E402
