@@ -14,7 +14,8 @@
 # float32). Only a run at the served default writes models/speed.json.
 # PYTORCH_QUANTIZE=int8 runs PyTorch with its own dynamic int8
 # quantisation of the Linear layers instead (pytorch_gen.py --quantize);
-# such a run writes no speed.json: the cards quote PyTorch in float32.
+# such a run writes no speed.json: the cards quote PyTorch in float32, and
+# neither does a run with the kernels capped (NEURO_KERNELS).
 # MODELS (comma-separated ids, default all three) measures only those; their
 # entries in models/speed.json are replaced and the others kept.
 set -euo pipefail
@@ -40,7 +41,7 @@ PTQ=${PYTORCH_QUANTIZE:-none}
 "$PY" bench/neuro1/pytorch_gen.py --runs "$RUNS" --tokens "$N" --threads 2 --quantize "$PTQ" | tee "$TMP/pt.jsonl"
 
 "$PY" - "$TMP/go.jsonl" "$TMP/pt.jsonl" "$PREC" "$PTQ" <<'PY'
-import json, platform, subprocess, sys
+import json, os, platform, subprocess, sys
 go = [json.loads(l) for l in open(sys.argv[1])]
 pt = [json.loads(l) for l in open(sys.argv[2])]
 cpu = "unknown CPU"
@@ -72,7 +73,7 @@ for g, p in zip(go, pt):
                       "ratio_batch8": round(g["tokens_per_second"]["batch8"] / p["tokens_per_second"]["batch8"], 2),
                       "fraction_of_peak_flops": {k: round(v, 3) for k, v in g.get("fraction_of_peak_flops", {}).items()},
                       "fraction_of_triad_bandwidth": {k: round(v, 3) for k, v in g.get("fraction_of_triad_bandwidth", {}).items()}}))
-if sys.argv[3] != "int8" or sys.argv[4] != "none":
+if sys.argv[3] != "int8" or sys.argv[4] != "none" or os.environ.get("NEURO_KERNELS"):
     sys.exit(0)
 with open("models/speed.json", "w") as f:
     json.dump(speed, f, indent=1, sort_keys=True)
