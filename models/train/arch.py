@@ -337,8 +337,10 @@ def build(arch, size, vocab, **override):
 
 
 def build_run(res):
-    """The model a run's results.json describes, parametrisation included."""
-    return build(res["arch"], res["size"], res["cfg"]["vocab"], **({"fanin": True} if res["cfg"].get("fanin") else {}))
+    """The model a run's results.json describes: its size's configuration with
+    the run's own entries (widths set with train.py --set, fanin) over it."""
+    cfg = res["cfg"]
+    return build(res["arch"], res["size"], cfg["vocab"], **{k: v for k, v in cfg.items() if k != "vocab"})
 
 
 @torch.no_grad()

@@ -74,6 +74,8 @@ def parse():
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--eval-only", action="store_true")
     p.add_argument("--fanin", action="store_true", help="lima: every weight at its fan-in scale (arch.Lima); heavy has it by default")
+    p.add_argument("--set", default="", metavar="KEY=N,...",
+                   help="override entries of the size's configuration (arch.CONFIGS), e.g. k=192,h=192")
     p.add_argument("--distill", default="", help="run whose model.pt is a teacher: the loss mixes in its soft targets")
     p.add_argument("--distill-weight", type=float, default=0.5, help="share of the loss that is the teacher's KL divergence")
     p.add_argument("--distill-temp", type=float, default=1.0, help="softmax temperature of the distillation term")
@@ -196,7 +198,13 @@ def main():
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    model = arch.build(args.arch, args.size, V, **({"fanin": True} if args.fanin else {})).to(args.device)
+    override = {"fanin": True} if args.fanin else {}
+    for kv in filter(None, args.set.split(",")):
+        key, _, val = kv.partition("=")
+        if key not in arch.CONFIGS[(args.arch, args.size)] or not val.isdigit():
+            sys.exit("train.py: --set %s: want KEY=N with KEY one of %s" % (kv, sorted(arch.CONFIGS[(args.arch, args.size)])))
+        override[key] = int(val)
+    model = arch.build(args.arch, args.size, V, **override).to(args.device)
     teacher = load_teacher(args.distill, args.device) if args.distill else None
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.wd, betas=(0.9, 0.98))
     rng = np.random.default_rng(args.seed)
