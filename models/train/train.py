@@ -200,10 +200,10 @@ def main():
     torch.manual_seed(args.seed)
     override = {"fanin": True} if args.fanin else {}
     for kv in filter(None, args.set.split(",")):
-        key, _, val = kv.partition("=")
-        if key not in arch.CONFIGS[(args.arch, args.size)] or not val.isdigit():
+        entry, _, n = kv.partition("=")
+        if entry not in arch.CONFIGS[(args.arch, args.size)] or not n.isdigit():
             sys.exit("train.py: --set %s: want KEY=N with KEY one of %s" % (kv, sorted(arch.CONFIGS[(args.arch, args.size)])))
-        override[key] = int(val)
+        override[entry] = int(n)
     model = arch.build(args.arch, args.size, V, **override).to(args.device)
     teacher = load_teacher(args.distill, args.device) if args.distill else None
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.wd, betas=(0.9, 0.98))
