@@ -53,7 +53,7 @@ func mustShapes(t *testing.T, g *snn.Graph) map[string]snn.Shape {
 // readout within 1e-3 of PyTorch's over 512 held-out tokens, and the same
 // 200-token greedy continuation.
 func TestMatchesPyTorch(t *testing.T) {
-	refs, err := filepath.Glob("runs/*-lima/reference.pt")
+	refs, err := filepath.Glob("runs/*-lima*/reference.pt")
 	if err != nil || len(refs) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}
