@@ -121,11 +121,12 @@ class LimaBlock(nn.Module):
         nn.init.normal_(self.fc1.weight, std=1.0 / math.sqrt(d) if fanin else 1.0)
         nn.init.constant_(self.fc1.bias, -1.0)
         nn.init.normal_(self.fc2.weight, std=0.5 / math.sqrt(h * 0.15))  # about 15% fire at init
+        self.slope = 5.0  # the surrogate gradient's k; training only (train.py --slope)
 
     def forward(self, u):
         a = torch.sigmoid(self.mix_p)
         s = u + self.mix_out(li_scan(self.mix_in(u), a))
-        spk = spike(self.fc1(s))
+        spk = spike(self.fc1(s), self.slope)
         return s + self.fc2(spk), spk
 
     def step(self, u, state):

@@ -76,6 +76,8 @@ def parse():
     p.add_argument("--fanin", action="store_true", help="lima: every weight at its fan-in scale (arch.Lima); heavy has it by default")
     p.add_argument("--set", default="", metavar="KEY=N,...",
                    help="override entries of the size's configuration (arch.CONFIGS), e.g. k=192,h=192")
+    p.add_argument("--slope", type=float, default=5.0,
+                   help="lima: k of the threshold neurons' surrogate gradient 1 / (1 + k |x|)^2 (training only)")
     p.add_argument("--distill", default="", help="run whose model.pt is a teacher: the loss mixes in its soft targets")
     p.add_argument("--distill-weight", type=float, default=0.5, help="share of the loss that is the teacher's KL divergence")
     p.add_argument("--distill-temp", type=float, default=1.0, help="softmax temperature of the distillation term")
@@ -205,6 +207,8 @@ def main():
             sys.exit("train.py: --set %s: want KEY=N with KEY one of %s" % (kv, sorted(arch.CONFIGS[(args.arch, args.size)])))
         override[entry] = int(n)
     model = arch.build(args.arch, args.size, V, **override).to(args.device)
+    for b in getattr(model, "blocks", []):
+        b.slope = args.slope
     teacher = load_teacher(args.distill, args.device) if args.distill else None
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.wd, betas=(0.9, 0.98))
     rng = np.random.default_rng(args.seed)
