@@ -280,7 +280,9 @@ func TestSampling(t *testing.T) {
 	}
 
 	// Log-probabilities: one per token, with the alternatives asked for.
-	lp := &client.ChatCompletionRequest{Model: "neuro-1-lite", Messages: user("Hi"), MaxTokens: client.Ptr(6), Logprobs: true, TopLogprobs: client.Ptr(3)}
+	// The seed makes the streamed answer the same tokens as the whole one.
+	lp := &client.ChatCompletionRequest{Model: "neuro-1-lite", Messages: user("Hi"), MaxTokens: client.Ptr(6), Logprobs: true, TopLogprobs: client.Ptr(3),
+		Sampling: client.Sampling{Seed: client.Ptr(int64(7))}}
 	res, err := c.ChatCompletion(ctx, lp)
 	if err != nil {
 		t.Fatal(err)
