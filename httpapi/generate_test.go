@@ -307,10 +307,11 @@ func TestEchoScoresThePrompt(t *testing.T) {
 	}
 }
 
+// The seed keeps the sampled test model from ending a prompt early.
 func TestTextCompletionStreaming(t *testing.T) {
 	rt := newTestRuntime(t, nil, 4)
 	s := newTestServer(t, rt, nil)
-	chunks := stream(t, s, "/v1/completions", `{"model":"neuro-1-lite","prompt":["a","b"],"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}`)
+	chunks := stream(t, s, "/v1/completions", `{"model":"neuro-1-lite","prompt":["a","b"],"max_tokens":3,"seed":5,"stream":true,"stream_options":{"include_usage":true}}`)
 	texts := map[int]string{}
 	var fin int
 	for _, c := range chunks {
