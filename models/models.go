@@ -59,7 +59,7 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima/model.pt
+//go:embed train/runs/lite-lima-kd2x-k64-s25/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima/model.pt
 //go:embed train/runs/*/results.json speed.json
 var files embed.FS
 
@@ -71,7 +71,7 @@ type builtin struct {
 }
 
 var builtins = []builtin{
-	{id: Lite, run: "lite-lima", baseline: "lite-gru", tokenizer: "neuro-bpe-1k", size: "lite"},
+	{id: Lite, run: "lite-lima-kd2x-k64-s25", baseline: "lite-gru-2x", tokenizer: "neuro-bpe-1k", size: "lite"},
 	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
@@ -265,11 +265,13 @@ type results struct {
 	TrainSeconds float64 `json:"train_seconds"`
 	Device       string  `json:"device"`
 	Args         struct {
-		Seed    int    `json:"seed"`
-		Batch   int    `json:"batch"`
-		Seq     int    `json:"seq"`
-		Fanin   bool   `json:"fanin"`   // --fanin: heavy has the fan-in parametrisation without it
-		Distill string `json:"distill"` // the teacher's run, if any
+		Seed    int     `json:"seed"`
+		Batch   int     `json:"batch"`
+		Seq     int     `json:"seq"`
+		Fanin   bool    `json:"fanin"`   // --fanin: heavy has the fan-in parametrisation without it
+		Distill string  `json:"distill"` // the teacher's run, if any
+		Set     string  `json:"set"`     // --set: widths other than the size's
+		Slope   float64 `json:"slope"`   // --slope: the surrogate gradient's, 5 unless set
 	} `json:"args"`
 	Counts struct {
 		Spiking  int `json:"spiking_neurons"`
@@ -295,6 +297,12 @@ func (r *results) flags() string {
 	}
 	if r.Args.Distill != "" {
 		f += " --distill " + r.Args.Distill
+	}
+	if r.Args.Set != "" {
+		f += " --set " + r.Args.Set
+	}
+	if r.Args.Slope != 0 && r.Args.Slope != 5 {
+		f += fmt.Sprintf(" --slope %g", r.Args.Slope)
 	}
 	return f
 }
@@ -372,8 +380,12 @@ func (b builtin) card() (runtime.Card, error) {
 		card.Quality["baseline_heldout_bits_per_byte"] = round(base.Heldout.BPB, 4)
 		card.Quality["spiking_cost"] = round(r.Heldout.BPB/base.Heldout.BPB-1, 4)
 		card.Extra["baseline"] = fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps; spiking_cost is the relative difference in held-out bits per byte", base.Params)
-		if r.Args.Distill == b.baseline {
+		switch r.Args.Distill {
+		case "":
+		case b.baseline:
 			card.Extra["baseline"] = card.Extra["baseline"].(string) + "; the spiking model learnt from the GRU's next-token distributions as well as from the text (distillation)"
+		default:
+			card.Extra["baseline"] = card.Extra["baseline"].(string) + fmt.Sprintf("; the spiking model learnt from the next-token distributions of %s as well as from the text (distillation), which the GRU did not", r.Args.Distill)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return runtime.Card{}, err
