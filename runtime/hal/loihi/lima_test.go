@@ -84,8 +84,10 @@ func lmScore(t testing.TB, in hal.Instance, steps int, tokens []float32) (float6
 // TestLiteOnLoihi: neuro-1-lite, as the models package compiles it for
 // the cpu, loads on the emulator unchanged (Load folds its residual
 // junctions), fits, and on the 512 held-out reference tokens loses little
-// to quantisation: measured 3.5636 nats per token on the cpu, 3.5652 on
-// loihi (12-bit graded spikes), the same argmax after 419 of 512 tokens.
+// to quantisation: measured 3.4245 nats per token on the cpu, 3.4589 on
+// loihi (12-bit graded spikes), the same argmax after 418 of 512 tokens.
+// (The first generation's lite lost 0.0016 nats; bench/RESULTS.md has
+// both, and the payload sweep.)
 func TestLiteOnLoihi(t *testing.T) {
 	p := liteProgram(t)
 	ref := liteReference(t)
@@ -128,10 +130,10 @@ func TestLiteOnLoihi(t *testing.T) {
 	t.Logf("cpu %.4f nats/token (%.4f bits), loihi %.4f (%.4f bits); argmax agrees on %d/%d; %d cores, %d synapses, depth %d steps, %d saturations",
 		cce, cce/math.Ln2, lce, lce/math.Ln2, agree, len(carg), chip.Placement().CoresUsed, synapses, net.Depth, chip.Saturations())
 	// Bounds from the measurement, with room for float rounding across
-	// machines but not for a real regression: +0.0016 nats and 82%
-	// agreement measured; 8-bit payloads give +0.40 nats and 47%.
-	if lce-cce > 0.02 || lce-cce < -0.02 {
-		t.Errorf("loihi cross-entropy %.4f vs cpu %.4f: quantisation costs more than 0.02 nats/token", lce, cce)
+	// machines but not for a real regression: +0.034 nats and 82%
+	// agreement measured; 10-bit payloads give +0.12 nats and 73%.
+	if lce-cce > 0.05 || lce-cce < -0.05 {
+		t.Errorf("loihi cross-entropy %.4f vs cpu %.4f: quantisation costs more than 0.05 nats/token", lce, cce)
 	}
 	if 4*agree < 3*len(carg) {
 		t.Errorf("argmax agrees on %d/%d tokens, want at least 75%%", agree, len(carg))
