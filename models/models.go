@@ -380,12 +380,8 @@ func (b builtin) card() (runtime.Card, error) {
 		card.Quality["baseline_heldout_bits_per_byte"] = round(base.Heldout.BPB, 4)
 		card.Quality["spiking_cost"] = round(r.Heldout.BPB/base.Heldout.BPB-1, 4)
 		card.Extra["baseline"] = fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps; spiking_cost is the relative difference in held-out bits per byte", base.Params)
-		switch r.Args.Distill {
-		case "":
-		case b.baseline:
+		if r.Args.Distill == b.baseline {
 			card.Extra["baseline"] = card.Extra["baseline"].(string) + "; the spiking model learnt from the GRU's next-token distributions as well as from the text (distillation)"
-		default:
-			card.Extra["baseline"] = card.Extra["baseline"].(string) + fmt.Sprintf("; the spiking model learnt from the next-token distributions of %s as well as from the text (distillation), which the GRU did not", r.Args.Distill)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return runtime.Card{}, err
