@@ -258,6 +258,7 @@ type results struct {
 	Arch string `json:"arch"`
 	Cfg  struct {
 		Vocab, D, K, H, Layers int
+		LIF                    int // 1: the MLP's hidden neurons are LIF, not Threshold (train.py --set lif=1)
 	} `json:"cfg"`
 	Params       int     `json:"params"`
 	Steps        int     `json:"steps"`
@@ -346,10 +347,14 @@ func (b builtin) card() (runtime.Card, error) {
 		return runtime.Card{}, err
 	}
 	c := r.Cfg
+	hidden := "threshold neurons"
+	if c.LIF == 1 {
+		hidden = "LIF neurons, a learned time constant each"
+	}
 	card := runtime.Card{
 		Description: fmt.Sprintf("%s: a spiking language model trained by the Neuro project on its own corpus (stories, Shakespeare, public-domain books and open chat datasets); it answers as an assistant in the Neuro chat template.", b.id),
-		Architecture: fmt.Sprintf("lima: tied token embedding (vocabulary %d, width %d); %d blocks of leaky-integrator token mixing (%d LI neurons) and a spiking MLP (%d threshold neurons) that both add to a residual current; tied readout. One timestep per token; no attention, normalisation or multiplicative gates.",
-			c.Vocab, c.D, c.Layers, c.K, c.H),
+		Architecture: fmt.Sprintf("lima: tied token embedding (vocabulary %d, width %d); %d blocks of leaky-integrator token mixing (%d LI neurons) and a spiking MLP (%d %s) that both add to a residual current; tied readout. One timestep per token; no attention, normalisation or multiplicative gates.",
+			c.Vocab, c.D, c.Layers, c.K, c.H, hidden),
 		Parameters: r.Params,
 		Neurons:    r.Counts.Spiking + r.Counts.LI,
 		Synapses:   r.Counts.Synapses,

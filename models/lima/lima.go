@@ -27,6 +27,10 @@ type Architecture struct{}
 
 var blockKeys = []string{"mix_in.weight", "mix_p", "mix_out.weight", "fc1.weight", "fc1.bias", "fc2.weight"}
 
+// lifKey is the optional block tensor that makes the hidden neurons LIF:
+// σ(spk_p) is each one's decay per step.
+const lifKey = "spk_p"
+
 // Match reports whether sd has lima's keys.
 func (Architecture) Match(sd *pytorch.StateDict) bool {
 	return sd.Has("embed.weight") && sd.Has("head_bias") && sd.Has("blocks.0.mix_p")
@@ -39,6 +43,9 @@ func (Architecture) Match(sd *pytorch.StateDict) bool {
 //	b{i}.sum → b{i}.fc1 (Affine) → b{i}.spk (Threshold 0) → b{i}.fc2 (Linear) → b{i}.out
 //	b{i}.sum → b{i}.out (Scale 1)
 //
+// where a block with spk_p has LIF neurons for b{i}.spk instead (threshold
+// 1, subtractive reset, rest 0, R 1, time constants from spk_p as mix's
+// are from mix_p);
 // with u the embedding's output for block 0 and the previous block's out
 // after it; then head (Affine: the embedding's weight, times head_scale
 // where the state_dict has one, and head_bias) and logits (Output). The
@@ -59,8 +66,8 @@ func (Architecture) Build(sd *pytorch.StateDict, opts *compile.ImportOptions) (*
 		}
 		pre, local, _ := strings.Cut(rest, ".")
 		i, err := strconv.Atoi(pre)
-		if err != nil || i < 0 || i >= sd.Len() || strconv.Itoa(i) != pre || !slices.Contains(blockKeys, local) {
-			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(blockKeys, ", ") + ")"}
+		if err != nil || i < 0 || i >= sd.Len() || strconv.Itoa(i) != pre || !slices.Contains(blockKeys, local) && local != lifKey {
+			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(append(blockKeys, lifKey), ", ") + ")"}
 		}
 		blocks[i] = true
 	}
@@ -170,14 +177,24 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 	if len(p32) != k {
 		return &compile.UnsupportedError{Node: key("mix_p"), Reason: fmt.Sprintf("%d values for %d mixing channels", len(p32), k)}
 	}
-	// σ(p) = a = exp(−dt/τ): τ = −dt / ln σ(p) = dt / softplus(−p).
-	tau := make([]float64, k)
-	for j, x := range p32 {
-		sp := softplus(-float64(x))
-		if !(sp > 0) {
-			return &compile.UnsupportedError{Node: key("mix_p"), Reason: fmt.Sprintf("element %d is %v: the decay σ(p) rounds to 1, an infinite time constant", j, x)}
+	tau, err := timeConstants(key("mix_p"), p32, dt)
+	if err != nil {
+		return err
+	}
+	var spk snn.Node = &snn.Threshold{Threshold: []float64{0}, Shape: []int{h}}
+	if sd.Has(key(lifKey)) {
+		q32, err := sd.Float32s(key(lifKey))
+		if err != nil {
+			return err
 		}
-		tau[j] = dt / sp
+		if len(q32) != h {
+			return &compile.UnsupportedError{Node: key(lifKey), Reason: fmt.Sprintf("%d values for %d hidden neurons", len(q32), h)}
+		}
+		lifTau, err := timeConstants(key(lifKey), q32, dt)
+		if err != nil {
+			return err
+		}
+		spk = &snn.LIF{Tau: lifTau, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}, Reset: snn.ResetSubtract, Shape: []int{h}}
 	}
 	p := fmt.Sprintf("b%d.", i)
 	g.Add(p+"mix_in", &snn.Linear{Weight: mixIn}).
@@ -185,13 +202,27 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 		Add(p+"mix_out", &snn.Linear{Weight: mixOut}).
 		Add(p+"sum", &snn.Scale{Scale: []float32{1}, Shape: []int{d}}).
 		Add(p+"fc1", &snn.Affine{Weight: fc1, Bias: bias}).
-		Add(p+"spk", &snn.Threshold{Threshold: []float64{0}, Shape: []int{h}}).
+		Add(p+"spk", spk).
 		Add(p+"fc2", &snn.Linear{Weight: fc2}).
 		Add(p+"out", &snn.Scale{Scale: []float32{1}, Shape: []int{d}}).
 		Connect(u, p+"mix_in", p+"mix", p+"mix_out", p+"sum").
 		Connect(u, p+"sum", p+"fc1", p+"spk", p+"fc2", p+"out").
 		Connect(p+"sum", p+"out")
 	return nil
+}
+
+// timeConstants turns the decay parameters p of the tensor named key into
+// time constants: σ(p) = a = exp(−dt/τ), so τ = −dt / ln σ(p) = dt / softplus(−p).
+func timeConstants(key string, p []float32, dt float64) ([]float64, error) {
+	tau := make([]float64, len(p))
+	for j, x := range p {
+		sp := softplus(-float64(x))
+		if !(sp > 0) {
+			return nil, &compile.UnsupportedError{Node: key, Reason: fmt.Sprintf("element %d is %v: the decay σ(p) rounds to 1, an infinite time constant", j, x)}
+		}
+		tau[j] = dt / sp
+	}
+	return tau, nil
 }
 
 // softplus is ln(1 + eˣ) without overflow: −ln σ(p) = softplus(−p).

@@ -18,15 +18,18 @@ import (
 )
 
 // TestLimaMatchesPyTorch imports small lima models, without and with a
-// readout gain, and runs them token by token: the logits must match
-// PyTorch's float64 step-by-step forward.
+// readout gain, and with LIF hidden neurons, and runs them token by token:
+// the logits must match PyTorch's float64 step-by-step forward.
 func TestLimaMatchesPyTorch(t *testing.T) {
-	for _, name := range []string{"tiny", "tiny_gain"} {
-		t.Run(name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/"+name) })
+	for _, c := range []struct {
+		name string
+		kind snn.Kind // the hidden neurons' node kind
+	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}} {
+		t.Run(c.name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/"+c.name, c.kind) })
 	}
 }
 
-func testLimaMatchesPyTorch(t *testing.T, fixture string) {
+func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind) {
 	b, err := os.ReadFile(fixture + ".pt")
 	if err != nil {
 		t.Fatal(err)
@@ -50,8 +53,8 @@ func testLimaMatchesPyTorch(t *testing.T, fixture string) {
 	if rep.Kind != lima.ReportKind || rep.Format != "pytorch" {
 		t.Fatalf("format %q, kind %q", rep.Format, rep.Kind)
 	}
-	if n := len(g.NamesOfKind(snn.KindThreshold)); n != 2 {
-		t.Fatalf("%d Threshold nodes, want one per block (2)", n)
+	if n := len(g.NamesOfKind(hidden)); n != 2 {
+		t.Fatalf("%d %s nodes, want one per block (2)", n, hidden)
 	}
 	sim, err := snn.NewSimulator(g, nil)
 	if err != nil {
@@ -103,6 +106,7 @@ func TestLimaRefusesMalformed(t *testing.T) {
 		{"bias length", func(m map[string][]int) { m["blocks.0.fc1.bias"] = []int{h + 1} }, nil, "blocks.0.fc1.bias"},
 		{"head bias", func(m map[string][]int) { m["head_bias"] = []int{v - 1} }, nil, "head_bias"},
 		{"head scale", func(m map[string][]int) { m["head_scale"] = []int{2} }, nil, "head_scale"},
+		{"LIF decays", func(m map[string][]int) { m["blocks.0.spk_p"] = []int{h + 1} }, nil, "blocks.0.spk_p"},
 		{"block gap", func(m map[string][]int) {
 			for _, key := range blockKeys {
 				m["blocks.2."+key] = full["blocks.0."+key]

@@ -91,6 +91,57 @@ def li_scan(x, a, chunk=16):
     return torch.stack(out, 1).reshape(B, N * chunk, C)[:, :T]
 
 
+@torch.jit.script
+def _lif_fwd(x, a):
+    """LIF over a sequence (B, T, H) from rest: v_t = x_t + (v'_{t-1} - x_t) a,
+    s_t = (v_t > 1), v'_t = v_t - s_t. Returns s and v (before the reset)."""
+    v = torch.zeros_like(x[:, 0])
+    vs, ss = [], []
+    for t in range(x.shape[1]):
+        v = x[:, t] + (v - x[:, t]) * a
+        s = (v > 1.0).to(x.dtype)
+        vs.append(v)
+        ss.append(s)
+        v = v - s
+    return torch.stack(ss, 1), torch.stack(vs, 1)
+
+
+@torch.jit.script
+def _lif_bwd(g, x, v, s, a, slope: float):
+    """Backpropagation through time of _lif_fwd, the reset detached and the
+    spike's gradient the fast-sigmoid surrogate at v - 1."""
+    T = x.shape[1]
+    gv_next = torch.zeros_like(x[:, 0])
+    gx = torch.empty_like(x)
+    ga = torch.zeros_like(a)
+    sur = g / (1.0 + slope * (v - 1.0).abs()) ** 2
+    for t in range(T - 1, -1, -1):
+        gv = sur[:, t] + gv_next * a  # dL/dv_t: its spike, and v'_t into v_{t+1}
+        gx[:, t] = gv * (1.0 - a)
+        prev = v[:, t - 1] - s[:, t - 1] if t > 0 else torch.zeros_like(x[:, 0])
+        ga += (gv * (prev - x[:, t])).sum(0)
+        gv_next = gv
+    return gx, ga
+
+
+class LIFScan(torch.autograd.Function):
+    """The hidden LIF neurons over a sequence, with a hand-written backward
+    (an autograd graph of T small steps is most of a step's time on CPU)."""
+
+    @staticmethod
+    def forward(ctx, x, a, slope):
+        s, v = _lif_fwd(x, a)
+        ctx.save_for_backward(x, v, s, a)
+        ctx.slope = slope
+        return s
+
+    @staticmethod
+    def backward(ctx, g):
+        x, v, s, a = ctx.saved_tensors
+        gx, ga = _lif_bwd(g.contiguous(), x, v, s, a, float(ctx.slope))
+        return gx, ga, None
+
+
 def li_step(v, x, a):
     """One LI step exactly as snn writes it (zero-order hold, v_leak 0, R 1)."""
     return x + (v - x) * a
@@ -105,7 +156,7 @@ class LimaBlock(nn.Module):
            s -> out (Scale 1, junction)
     """
 
-    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False):
+    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False):
         super().__init__()
         self.mix_in = nn.Linear(d, k, bias=False)
         self.mix_out = nn.Linear(k, d, bias=False)
@@ -122,19 +173,40 @@ class LimaBlock(nn.Module):
         nn.init.constant_(self.fc1.bias, -1.0)
         nn.init.normal_(self.fc2.weight, std=0.5 / math.sqrt(h * 0.15))  # about 15% fire at init
         self.slope = 5.0  # the surrogate gradient's k; training only (train.py --slope)
+        # lif: the hidden neurons are LIF (threshold 1, subtractive reset)
+        # with a learned time constant each, instead of stateless Threshold
+        # neurons; at a decay of 0 they are the same neuron (fc1's bias then
+        # starts at 0, and v > 1 is fc1(s) > 0 with the bias at -1).
+        self.spk_p = None
+        if lif:
+            nn.init.constant_(self.fc1.bias, 0.0)
+            self.spk_p = nn.Parameter(decay_logit(torch.full((h,), 0.5)))
+
+    def _hidden(self, x):
+        if self.spk_p is None:
+            return spike(x, self.slope)
+        return LIFScan.apply(x, torch.sigmoid(self.spk_p), self.slope)
 
     def forward(self, u):
         a = torch.sigmoid(self.mix_p)
         s = u + self.mix_out(li_scan(self.mix_in(u), a))
-        spk = spike(self.fc1(s), self.slope)
+        spk = self._hidden(self.fc1(s))
         return s + self.fc2(spk), spk
 
     def step(self, u, state):
+        """One token: state is the LI mixing state, and with lif the
+        hidden neurons' membranes after it (a tuple)."""
         a = torch.sigmoid(self.mix_p)
-        state = li_step(state, self.mix_in(u), a)
-        s = u + self.mix_out(state)
-        spk = (self.fc1(s) > 0).to(u.dtype)
-        return s + self.fc2(spk), spk, state
+        mix, v = state if self.spk_p is not None else (state, None)
+        mix = li_step(mix, self.mix_in(u), a)
+        s = u + self.mix_out(mix)
+        x = self.fc1(s)
+        if v is None:
+            spk = (x > 0).to(u.dtype)
+            return s + self.fc2(spk), spk, mix
+        v = li_step(v, x, torch.sigmoid(self.spk_p))
+        spk = (v > 1).to(u.dtype)
+        return s + self.fc2(spk), spk, (mix, v - spk)
 
 
 class Lima(nn.Module):
@@ -148,7 +220,7 @@ class Lima(nn.Module):
 
     kind = "lima"
 
-    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, **_):
+    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, **_):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         # fanin puts every weight at its fan-in scale: an embedding of O(1)
@@ -158,7 +230,7 @@ class Lima(nn.Module):
         # neurons of every block after the first saturate within a few
         # hundred steps (RESULTS.md, neuro-1-heavy).
         nn.init.normal_(self.embed.weight, std=1.0 if fanin else 1.0 / math.sqrt(d))
-        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin) for _ in range(layers)])
+        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif)) for _ in range(layers)])
         self.head_bias = nn.Parameter(torch.zeros(vocab))
         self.head_scale = None
         if fanin:
@@ -166,6 +238,8 @@ class Lima(nn.Module):
         self.cfg = dict(vocab=vocab, d=d, k=k, h=h, layers=layers)
         if fanin:
             self.cfg["fanin"] = True
+        if lif:
+            self.cfg["lif"] = 1
 
     def forward(self, idx):
         u = self.embed(idx)
@@ -181,7 +255,8 @@ class Lima(nn.Module):
 
     def init_state(self, B):
         w = self.embed.weight
-        return [w.new_zeros(B, b.mix_in.out_features) for b in self.blocks]
+        return [w.new_zeros(B, b.mix_in.out_features) if b.spk_p is None else
+                (w.new_zeros(B, b.mix_in.out_features), w.new_zeros(B, b.fc1.out_features)) for b in self.blocks]
 
     @torch.no_grad()
     def step(self, tok, state):
@@ -318,7 +393,7 @@ ARCHS = {"lima": Lima, "rlif": RLIF, "gru": GRUBaseline}
 
 # Configs by size. lite: about 0.4M parameters with the 1k tokenizer.
 CONFIGS = {
-    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3),
+    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0),
     ("rlif", "lite"): dict(hidden=240),
     ("gru", "lite"): dict(d=128, layers=3),
     # standard: about 1.8M parameters with the 1k tokenizer.

@@ -40,6 +40,17 @@ def f32(t):
     return t.detach().cpu().float().contiguous()
 
 
+def spk_node(b, p, T):
+    """Block b's hidden neurons: Threshold 0, or with lif LIF neurons
+    (threshold 1, subtractive reset) whose time constants go into T."""
+    h = b.fc1.out_features
+    if b.spk_p is None:
+        return dict(name=f"{p}.spk", kind="Threshold", threshold=0.0, n=h)
+    T[f"{p}.spk.tau"] = arch.tau_seconds(b.spk_p)
+    return dict(name=f"{p}.spk", kind="LIF", tau=f"{p}.spk.tau", r=1.0, v_leak=0.0, v_threshold=1.0,
+                v_reset=0.0, reset="subtract", n=h)
+
+
 def lima_graph(m):
     c = m.cfg
     V, d = c["vocab"], c["d"]
@@ -65,7 +76,7 @@ def lima_graph(m):
             dict(name=f"{p}.mix_out", kind="Linear", weight=f"{p}.mix_out.weight"),
             dict(name=f"{p}.sum", kind="Scale", scale=1.0, n=d),
             dict(name=f"{p}.fc1", kind="Affine", weight=f"{p}.fc1.weight", bias=f"{p}.fc1.bias"),
-            dict(name=f"{p}.spk", kind="Threshold", threshold=0.0, n=b.fc1.out_features),
+            spk_node(b, p, T),
             dict(name=f"{p}.fc2", kind="Linear", weight=f"{p}.fc2.weight"),
             dict(name=f"{p}.out", kind="Scale", scale=1.0, n=d),
         ]

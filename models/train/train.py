@@ -62,7 +62,9 @@ def parse():
     p.add_argument("--minutes", type=float, default=15.0, help="training wall-clock budget")
     p.add_argument("--steps", type=int, default=0, help="step budget (0: time only); the lr schedule follows whichever ends first")
     p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--seq", type=int, default=128)
+    p.add_argument("--seq", type=int, default=128, help="training sequence length")
+    p.add_argument("--eval-seq", type=int, default=128,
+                   help="held-out window in tokens, from rest (128, as bench/neuro1/heldout measures every model)")
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--wd", type=float, default=0.01)
     p.add_argument("--rate-target", type=float, default=0.10, help="per-layer spike rate above which the regulariser acts")
@@ -285,7 +287,7 @@ def main():
             log(step=step, elapsed_s=round(time.time() - t0, 1), lr=lr, ce=ce.item(), reg=float(reg),
                 rates=[round(r.item(), 4) for r in rates])
         if step % args.eval_every == 0:
-            ev = evaluate(model, val, index, args.seq, 64, args.device, args.eval_tokens)
+            ev = evaluate(model, val, index, args.eval_seq, 64, args.device, args.eval_tokens)
             log(step=step, eval_partial_bpb=ev["bpb"], spike_rate_per_layer=ev.get("spike_rate_per_layer"))
         if time.time() - last_save > 120:
             elapsed = time.time() - t0
@@ -295,7 +297,7 @@ def main():
     if not args.eval_only:
         save()
     te = time.time()
-    ev = evaluate(model, val, index, args.seq, 64, args.device)
+    ev = evaluate(model, val, index, args.eval_seq, 64, args.device)
     res = dict(run=run, arch=args.arch, size=args.size, tokenizer=args.tok, cfg=model.cfg,
                params=arch.n_params(model), counts=model.counts(), steps=step,
                train_tokens=step * args.batch * args.seq, train_seconds=round(elapsed, 1),

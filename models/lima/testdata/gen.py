@@ -3,7 +3,9 @@
 (models/train/arch.py) with random weights, and PyTorch's logits after each of
 24 tokens, computed step by step in float64 by arch.forward_steps; and
 tiny_gain.pt, tiny_gain.json: the same with the fan-in parametrisation and
-its readout gain (head_scale), set to 2.5.
+its readout gain (head_scale), set to 2.5; tiny_lif.pt, tiny_lif.json: with
+LIF hidden neurons (lif=1), their time constants spread from under a step to
+several.
 
 Run from the repository root with Debian's PyTorch 1.13:
 
@@ -23,14 +25,18 @@ import arch  # noqa: E402
 def main():
     write("tiny", fanin=False)
     write("tiny_gain", fanin=True)
+    write("tiny_lif", fanin=False, lif=1)
 
 
-def write(name, fanin):
+def write(name, fanin, lif=0):
     torch.manual_seed(7)
-    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin)
+    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif)
     with torch.no_grad():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)
+            if lif:
+                b.fc1.bias.add_(1.0)
+                b.spk_p.copy_(arch.decay_logit(torch.linspace(0.3, 6.0, b.spk_p.numel())))
         m.head_bias.normal_()
         if fanin:
             m.head_scale.fill_(2.5)
