@@ -23,6 +23,12 @@
 //	blocks.{i}.mix_out.weight (d, k)
 //	blocks.{i}.fc1.weight     (h, d), blocks.{i}.fc1.bias (h)
 //	blocks.{i}.fc2.weight     (d, h)
+//	blocks.{i}.spk_p          (h)     optional: the hidden neurons are LIF, σ(spk_p) each one's decay per step
+//
+// Without spk_p a block's hidden neurons are stateless Threshold nodes
+// (fc1's bias carries each one's threshold); with it they are LIF nodes
+// with threshold 1 and a subtractive reset, keeping their membrane from
+// token to token.
 //
 // The package is an example of pytorch.Architecture as much as a part of
 // the product: it reads its tensors only through pytorch.StateDict, as a
