@@ -59,7 +59,7 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima-kd2x-k64-s25/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
+//go:embed train/runs/lite-lima-kd2x-lif-lr6/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
 //go:embed train/runs/*/results.json speed.json
 var files embed.FS
 
@@ -71,7 +71,7 @@ type builtin struct {
 }
 
 var builtins = []builtin{
-	{id: Lite, run: "lite-lima-kd2x-k64-s25", baseline: "lite-gru-2x", tokenizer: "neuro-bpe-1k", size: "lite"},
+	{id: Lite, run: "lite-lima-kd2x-lif-lr6", baseline: "lite-gru-2x-lr6", tokenizer: "neuro-bpe-1k", size: "lite"},
 	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
@@ -273,6 +273,7 @@ type results struct {
 		Distill string  `json:"distill"` // the teacher's run, if any
 		Set     string  `json:"set"`     // --set: widths other than the size's
 		Slope   float64 `json:"slope"`   // --slope: the surrogate gradient's, 5 unless set
+		LR      float64 `json:"lr"`      // --lr: the peak learning rate
 	} `json:"args"`
 	Counts struct {
 		Spiking  int `json:"spiking_neurons"`
@@ -304,6 +305,9 @@ func (r *results) flags() string {
 	}
 	if r.Args.Slope != 0 && r.Args.Slope != 5 {
 		f += fmt.Sprintf(" --slope %g", r.Args.Slope)
+	}
+	if r.Args.LR != 0 && r.Args.LR != 3e-3 {
+		f += fmt.Sprintf(" --lr %g", r.Args.LR)
 	}
 	return f
 }
@@ -375,7 +379,7 @@ func (b builtin) card() (runtime.Card, error) {
 			"training_run":       b.run,
 			"tokenizer":          b.tokenizer,
 			"context_length":     ContextLength,
-			"state_per_sequence": "constant: one value per leaky integrator, whatever the context length",
+			"state_per_sequence": "constant: one value per leaky integrator (and per LIF neuron), whatever the context length",
 		},
 	}
 	for _, src := range slices.Sorted(maps.Keys(r.Heldout.Sources)) {
@@ -384,10 +388,15 @@ func (b builtin) card() (runtime.Card, error) {
 	if base, err := readResults(b.baseline); err == nil {
 		card.Quality["baseline_heldout_bits_per_byte"] = round(base.Heldout.BPB, 4)
 		card.Quality["spiking_cost"] = round(r.Heldout.BPB/base.Heldout.BPB-1, 4)
-		card.Extra["baseline"] = fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps; spiking_cost is the relative difference in held-out bits per byte", base.Params)
-		if r.Args.Distill == b.baseline {
-			card.Extra["baseline"] = card.Extra["baseline"].(string) + "; the spiking model learnt from the GRU's next-token distributions as well as from the text (distillation)"
+		baseline := fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps at a peak learning rate of %g; spiking_cost is the relative difference in held-out bits per byte", base.Params, base.Args.LR)
+		switch r.Args.Distill {
+		case "":
+		case b.baseline:
+			baseline += "; the spiking model learnt from the GRU's next-token distributions as well as from the text (distillation)"
+		default:
+			baseline += "; the spiking model learnt from the next-token distributions of " + r.Args.Distill + " as well as from the text (distillation)"
 		}
+		card.Extra["baseline"] = baseline
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return runtime.Card{}, err
 	}
