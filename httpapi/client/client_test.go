@@ -473,9 +473,17 @@ func TestBreakStopsGeneration(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	tel, err := c.Telemetry(ctx, &client.TelemetryQuery{Model: "neuro-1-heavy"})
-	if err != nil {
-		t.Fatal(err)
+	// The handler records the request when it returns, which can be a
+	// moment after the deployment's slot is free: wait for the record.
+	var tel *client.Telemetry
+	for {
+		if tel, err = c.Telemetry(ctx, &client.TelemetryQuery{Model: "neuro-1-heavy"}); err != nil {
+			t.Fatal(err)
+		}
+		if tel.Requests.Total > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	t.Logf("abandoned after %d chunks: %d completion tokens generated", chunks, tel.Tokens.Completion)
 	if tel.Requests.Total != 1 || tel.Requests.Errors != 1 || tel.Tokens.Completion >= 1024 {
