@@ -294,3 +294,26 @@ func cubaProgram() *compile.Program {
 	}
 	return p
 }
+
+// A LIF whose worst case of one step's input is millions of thresholds
+// cannot keep its threshold on the chip's grid: the conversion goes
+// through (the spikes are still close to right for typical inputs) but the
+// report says by how much the thresholds moved and why.
+func TestConvertCoarseThresholdSaysWhy(t *testing.T) {
+	p := haltest.Program(6, 3)
+	for i := range p.Graph.Nodes["fc1"].(*snn.Linear).Weight.Data {
+		p.Graph.Nodes["fc1"].(*snn.Linear).Weight.Data[i] *= 1e6
+	}
+	_, rep, err := loihi.Convert(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Node("lif1")
+	notes := strings.Join(r.Notes, "; ")
+	if r.ThresholdError < 0.05 || !strings.Contains(notes, "thresholds are off by up to") || !strings.Contains(notes, "worst-case step of input") {
+		t.Fatalf("lif1: threshold error %g, notes %q: want an error over 5%% and a note that says why", r.ThresholdError, notes)
+	}
+	if n := rep.Node("lif2"); strings.Contains(strings.Join(n.Notes, "; "), "thresholds are off") {
+		t.Fatalf("lif2, whose inputs are unchanged, has the note: %q", n.Notes)
+	}
+}

@@ -105,7 +105,13 @@
 // for non-spiking readouts the worst case of Config.Timesteps steps of
 // input. Beyond that v saturates, and Instance.Saturations counts it.
 // Thresholds and biases round to that unit; v starts at rest (v_leak in
-// that unit); everything rounded is in the report.
+// that unit); everything rounded is in the report. A neuron whose worst
+// case of one step's input is thousands of thresholds (many wide sources,
+// as in a deep residual network folded onto the chip) keeps only a few
+// units of 2^6 for its threshold: past 5% of threshold error the report
+// notes it, with that worst case, since its spikes will drift from the
+// float network's. neuro-1-lite's last block is the example
+// (bench/RESULTS.md, "neuro-1-lite on Loihi").
 //
 // A negative weight exponent floors the dendritic sum (Lava's arithmetic
 // right shift). The conversion returns the mean of that loss, 64·(1/2 −

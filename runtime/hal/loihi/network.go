@@ -1011,7 +1011,19 @@ func (c *layerConversion) thresholds(U, floorLoss float64) {
 		l.BiasMant[i], l.BiasExp[i] = int32(m), e
 		nr.BiasError = math.Max(nr.BiasError, math.Abs(math.Ldexp(m, int(e))*delta-c.biasF[i]))
 	}
+	if l.Spiking && l.Model != ModelHeaviside && nr.ThresholdError > coarseThreshold {
+		worst := 0.0
+		for i, p := range c.ps {
+			worst = math.Max(worst, c.bvs[i]/p.vth)
+		}
+		nr.Notes = appendOnce(nr.Notes, fmt.Sprintf("thresholds are off by up to %.0f%%: v's 24 bits must hold a worst-case step of input of %.3g thresholds, which leaves the threshold few units of 2^6; spikes will differ from the float network's (smaller input weights or fewer sources give it back)", 100*nr.ThresholdError, worst))
+	}
 }
+
+// coarseThreshold is the relative threshold error above which the report
+// says why: 5%, beyond which spike counts visibly drift from the float
+// network's.
+const coarseThreshold = 0.05
 
 // resetMant sets neuron i's reset mantissa: v_reset rounded to the
 // threshold's grid, round(v_reset/(δ·2^6)) half away from zero (as the
