@@ -297,8 +297,7 @@ func cubaProgram() *compile.Program {
 
 // A LIF whose worst case of one step's input is millions of thresholds
 // cannot keep its threshold on the chip's grid: the conversion goes
-// through (the spikes are still close to right for typical inputs) but the
-// report says by how much the thresholds moved and why.
+// through, and the report says by how much the thresholds moved and why.
 func TestConvertCoarseThresholdSaysWhy(t *testing.T) {
 	p := haltest.Program(6, 3)
 	for i := range p.Graph.Nodes["fc1"].(*snn.Linear).Weight.Data {

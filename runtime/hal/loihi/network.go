@@ -1021,8 +1021,8 @@ func (c *layerConversion) thresholds(U, floorLoss float64) {
 }
 
 // coarseThreshold is the relative threshold error above which the report
-// says why: 5%, beyond which spike counts visibly drift from the float
-// network's.
+// says why. A threshold with a mantissa of 10 or more is within 5%, so
+// past that the grid, not rounding, is what moved it.
 const coarseThreshold = 0.05
 
 // resetMant sets neuron i's reset mantissa: v_reset rounded to the
