@@ -110,8 +110,9 @@
 // as in a deep residual network folded onto the chip) keeps only a few
 // units of 2^6 for its threshold: past 5% of threshold error the report
 // notes it, with that worst case, since its spikes will drift from the
-// float network's. neuro-1-lite's last block is the example
-// (bench/RESULTS.md, "neuro-1-lite on Loihi").
+// float network's. neuro-1-lite's last block, trained without enough
+// weight decay, is the example (bench/RESULTS.md, "neuro-1-lite on
+// Loihi").
 //
 // A negative weight exponent floors the dendritic sum (Lava's arithmetic
 // right shift). The conversion returns the mean of that loss, 64·(1/2 −
