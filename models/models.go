@@ -71,7 +71,7 @@ type builtin struct {
 }
 
 var builtins = []builtin{
-	{id: Lite, run: "lite-lima-kd2xlr6-lif-lr10-wd5", baseline: "lite-gru-2x-lr6", tokenizer: "neuro-bpe-1k", size: "lite"},
+	{id: Lite, run: "lite-lima-kd2xlr6-lif-lr10-wd5", baseline: "lite-gru-2x-lr10-wd5", tokenizer: "neuro-bpe-1k", size: "lite"},
 	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
@@ -274,6 +274,7 @@ type results struct {
 		Set     string  `json:"set"`     // --set: widths other than the size's
 		Slope   float64 `json:"slope"`   // --slope: the surrogate gradient's, 5 unless set
 		LR      float64 `json:"lr"`      // --lr: the peak learning rate
+		WD      float64 `json:"wd"`      // --wd: AdamW's weight decay, 0.01 unless set
 	} `json:"args"`
 	Counts struct {
 		Spiking  int `json:"spiking_neurons"`
@@ -308,6 +309,9 @@ func (r *results) flags() string {
 	}
 	if r.Args.LR != 0 && r.Args.LR != 3e-3 {
 		f += fmt.Sprintf(" --lr %g", r.Args.LR)
+	}
+	if r.Args.WD != 0 && r.Args.WD != 0.01 {
+		f += fmt.Sprintf(" --wd %g", r.Args.WD)
 	}
 	return f
 }
@@ -388,7 +392,7 @@ func (b builtin) card() (runtime.Card, error) {
 	if base, err := readResults(b.baseline); err == nil {
 		card.Quality["baseline_heldout_bits_per_byte"] = round(base.Heldout.BPB, 4)
 		card.Quality["spiking_cost"] = round(r.Heldout.BPB/base.Heldout.BPB-1, 4)
-		baseline := fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps at a peak learning rate of %g; spiking_cost is the relative difference in held-out bits per byte", base.Params, base.Args.LR)
+		baseline := fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps at a peak learning rate of %g and a weight decay of %g; spiking_cost is the relative difference in held-out bits per byte", base.Params, base.Args.LR, base.Args.WD)
 		switch r.Args.Distill {
 		case "":
 		case b.baseline:
