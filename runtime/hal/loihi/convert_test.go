@@ -300,8 +300,9 @@ func cubaProgram() *compile.Program {
 // through, and the report says by how much the thresholds moved and why.
 func TestConvertCoarseThresholdSaysWhy(t *testing.T) {
 	p := haltest.Program(6, 3)
-	for i := range p.Graph.Nodes["fc1"].(*snn.Linear).Weight.Data {
-		p.Graph.Nodes["fc1"].(*snn.Linear).Weight.Data[i] *= 1e6
+	w := p.Graph.Nodes["fc1"].(*snn.Linear).Weight.Data
+	for i := range w {
+		w[i] *= 1e6
 	}
 	_, rep, err := loihi.Convert(p, nil)
 	if err != nil {

@@ -1011,7 +1011,7 @@ func (c *layerConversion) thresholds(U, floorLoss float64) {
 		l.BiasMant[i], l.BiasExp[i] = int32(m), e
 		nr.BiasError = math.Max(nr.BiasError, math.Abs(math.Ldexp(m, int(e))*delta-c.biasF[i]))
 	}
-	if l.Spiking && l.Model != ModelHeaviside && nr.ThresholdError > coarseThreshold {
+	if nr.ThresholdError > coarseThreshold { // only spiking, non-Heaviside neurons have one
 		worst := 0.0
 		for i, p := range c.ps {
 			worst = math.Max(worst, c.bvs[i]/p.vth)
