@@ -24,11 +24,16 @@
 //	blocks.{i}.fc1.weight     (h, d), blocks.{i}.fc1.bias (h)
 //	blocks.{i}.fc2.weight     (d, h)
 //	blocks.{i}.spk_p          (h)     optional: the hidden neurons are LIF, σ(spk_p) each one's decay per step
+//	blocks.{i}.shift_in.weight  (j, d), blocks.{i}.shift_out.weight (d, j)
+//	                                  optional, both or neither: j shift channels
 //
 // Without spk_p a block's hidden neurons are stateless Threshold nodes
 // (fc1's bias carries each one's threshold); with it they are LIF nodes
 // with threshold 1 and a subtractive reset, keeping their membrane from
-// token to token.
+// token to token. Shift channels add the previous token's residual current,
+// projected to j channels, delayed one step (an snn.Delay node) and
+// projected back, to the current that feeds the hidden neurons: the LI
+// channels' exponential averages cannot single out the last token.
 //
 // The package is an example of pytorch.Architecture as much as a part of
 // the product: it reads its tensors only through pytorch.StateDict, as a

@@ -31,6 +31,14 @@ var blockKeys = []string{"mix_in.weight", "mix_p", "mix_out.weight", "fc1.weight
 // σ(spk_p) is each one's decay per step.
 const lifKey = "spk_p"
 
+// shiftKeys are the optional block tensors, both or neither, of the shift
+// channels: the previous token's residual current, projected, delayed a
+// step and projected back.
+var shiftKeys = []string{"shift_in.weight", "shift_out.weight"}
+
+// optional reports whether local is one of a block's optional tensors.
+func optional(local string) bool { return local == lifKey || slices.Contains(shiftKeys, local) }
+
 // Match reports whether sd has lima's keys.
 func (Architecture) Match(sd *pytorch.StateDict) bool {
 	return sd.Has("embed.weight") && sd.Has("head_bias") && sd.Has("blocks.0.mix_p")
@@ -45,7 +53,10 @@ func (Architecture) Match(sd *pytorch.StateDict) bool {
 //
 // where a block with spk_p has LIF neurons for b{i}.spk instead (threshold
 // 1, subtractive reset, rest 0, R 1, time constants from spk_p as mix's
-// are from mix_p);
+// are from mix_p), and a block with shift_in and shift_out adds
+//
+//	u → b{i}.shift_in (Linear) → b{i}.shift (Delay, one step) → b{i}.shift_out (Linear) → b{i}.sum;
+//
 // with u the embedding's output for block 0 and the previous block's out
 // after it; then head (Affine: the embedding's weight, times head_scale
 // where the state_dict has one, and head_bias) and logits (Output). The
@@ -66,8 +77,8 @@ func (Architecture) Build(sd *pytorch.StateDict, opts *compile.ImportOptions) (*
 		}
 		pre, local, _ := strings.Cut(rest, ".")
 		i, err := strconv.Atoi(pre)
-		if err != nil || i < 0 || i >= sd.Len() || strconv.Itoa(i) != pre || !slices.Contains(blockKeys, local) && local != lifKey {
-			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(append(blockKeys, lifKey), ", ") + ")"}
+		if err != nil || i < 0 || i >= sd.Len() || strconv.Itoa(i) != pre || !slices.Contains(blockKeys, local) && !optional(local) {
+			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(slices.Concat(blockKeys, []string{lifKey}, shiftKeys), ", ") + ")"}
 		}
 		blocks[i] = true
 	}
@@ -197,6 +208,9 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 		spk = &snn.LIF{Tau: lifTau, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}, Reset: snn.ResetSubtract, Shape: []int{h}}
 	}
 	p := fmt.Sprintf("b%d.", i)
+	if err := addShift(g, sd, key, p, u, d, dt); err != nil {
+		return err
+	}
 	g.Add(p+"mix_in", &snn.Linear{Weight: mixIn}).
 		Add(p+"mix", &snn.LI{Tau: tau, R: []float64{1}, VLeak: []float64{0}}).
 		Add(p+"mix_out", &snn.Linear{Weight: mixOut}).
@@ -208,6 +222,42 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 		Connect(u, p+"mix_in", p+"mix", p+"mix_out", p+"sum").
 		Connect(u, p+"sum", p+"fc1", p+"spk", p+"fc2", p+"out").
 		Connect(p+"sum", p+"out")
+	return nil
+}
+
+// addShift adds a block's shift channels, named p+"shift*", between u and
+// p+"sum", if the state_dict has them.
+func addShift(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, p, u string, d int, dt float64) error {
+	in, out := sd.Has(key(shiftKeys[0])), sd.Has(key(shiftKeys[1]))
+	if !in && !out {
+		return nil
+	}
+	if !in || !out {
+		missing := shiftKeys[0]
+		if in {
+			missing = shiftKeys[1]
+		}
+		return &compile.UnsupportedError{Node: key(missing), Reason: "missing: a block's shift channels need both " + strings.Join(shiftKeys, " and ")}
+	}
+	shiftIn, err := sd.Tensor(key(shiftKeys[0]), 2)
+	if err != nil {
+		return err
+	}
+	shiftOut, err := sd.Tensor(key(shiftKeys[1]), 2)
+	if err != nil {
+		return err
+	}
+	j := shiftIn.Shape[0]
+	if shiftIn.Shape[1] != d {
+		return &compile.UnsupportedError{Node: key(shiftKeys[0]), Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d)", shiftIn.Shape, j, d, d)}
+	}
+	if shiftOut.Shape[0] != d || shiftOut.Shape[1] != j {
+		return &compile.UnsupportedError{Node: key(shiftKeys[1]), Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d, %d shift channels)", shiftOut.Shape, d, j, d, j)}
+	}
+	g.Add(p+"shift_in", &snn.Linear{Weight: shiftIn}).
+		Add(p+"shift", &snn.Delay{Delay: []float64{dt}, Shape: []int{j}}).
+		Add(p+"shift_out", &snn.Linear{Weight: shiftOut}).
+		Connect(u, p+"shift_in", p+"shift", p+"shift_out", p+"sum")
 	return nil
 }
 

@@ -18,13 +18,14 @@ import (
 )
 
 // TestLimaMatchesPyTorch imports small lima models, without and with a
-// readout gain, and with LIF hidden neurons, and runs them token by token:
+// readout gain, with LIF hidden neurons, and with LIF hidden neurons and
+// shift channels, and runs them token by token:
 // the logits must match PyTorch's float64 step-by-step forward.
 func TestLimaMatchesPyTorch(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		kind snn.Kind // the hidden neurons' node kind
-	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}} {
+	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}, {"tiny_shift", snn.KindLIF}} {
 		t.Run(c.name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/"+c.name, c.kind) })
 	}
 }
@@ -107,6 +108,16 @@ func TestLimaRefusesMalformed(t *testing.T) {
 		{"head bias", func(m map[string][]int) { m["head_bias"] = []int{v - 1} }, nil, "head_bias"},
 		{"head scale", func(m map[string][]int) { m["head_scale"] = []int{2} }, nil, "head_scale"},
 		{"LIF decays", func(m map[string][]int) { m["blocks.0.spk_p"] = []int{h + 1} }, nil, "blocks.0.spk_p"},
+		{"shift without its readout", func(m map[string][]int) { m["blocks.0.shift_in.weight"] = []int{2, d} }, nil, "blocks.0.shift_out.weight"},
+		{"shift without its input", func(m map[string][]int) { m["blocks.0.shift_out.weight"] = []int{d, 2} }, nil, "blocks.0.shift_in.weight"},
+		{"shift width", func(m map[string][]int) {
+			m["blocks.0.shift_in.weight"] = []int{2, d}
+			m["blocks.0.shift_out.weight"] = []int{d, 3}
+		}, nil, "blocks.0.shift_out.weight"},
+		{"shift input width", func(m map[string][]int) {
+			m["blocks.0.shift_in.weight"] = []int{2, d + 1}
+			m["blocks.0.shift_out.weight"] = []int{d, 2}
+		}, nil, "blocks.0.shift_in.weight"},
 		{"block gap", func(m map[string][]int) {
 			for _, key := range blockKeys {
 				m["blocks.2."+key] = full["blocks.0."+key]
@@ -187,7 +198,7 @@ func filled(t testing.TB, shapes map[string][]int, fill map[string]float32) *pyt
 // seeded with the fixtures: Build must return a graph that validates or an
 // error, never panic, and stay within MaxBytes.
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"tiny", "tiny_gain"} {
+	for _, name := range []string{"tiny", "tiny_gain", "tiny_shift"} {
 		b, err := os.ReadFile("testdata/" + name + ".pt")
 		if err != nil {
 			f.Fatal(err)

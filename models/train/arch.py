@@ -156,10 +156,18 @@ class LimaBlock(nn.Module):
            s -> out (Scale 1, junction)
     """
 
-    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False):
+    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0):
         super().__init__()
         self.mix_in = nn.Linear(d, k, bias=False)
         self.mix_out = nn.Linear(k, d, bias=False)
+        # shift: channels that carry the previous token's residual current
+        # exactly (a Delay of one step), beside the LI channels' exponential
+        # averages, which cannot single it out.
+        self.shift_in = self.shift_out = None
+        if shift:
+            self.shift_in = nn.Linear(d, shift, bias=False)
+            self.shift_out = nn.Linear(shift, d, bias=False)
+            nn.init.normal_(self.shift_out.weight, std=0.5 / math.sqrt(shift))
         taus = torch.exp(torch.linspace(math.log(tau_min), math.log(tau_max), k))
         self.mix_p = nn.Parameter(decay_logit(taus))
         self.fc1 = nn.Linear(d, h, bias=True)
@@ -190,23 +198,40 @@ class LimaBlock(nn.Module):
     def forward(self, u):
         a = torch.sigmoid(self.mix_p)
         s = u + self.mix_out(li_scan(self.mix_in(u), a))
+        if self.shift_in is not None:
+            s = s + self.shift_out(F.pad(self.shift_in(u), (0, 0, 1, 0))[:, :-1])
         spk = self._hidden(self.fc1(s))
         return s + self.fc2(spk), spk
 
+    def init_state(self, B, like):
+        """The block's state from rest: the LI mixing state, then with lif
+        the hidden membranes and with shift the last token's shift input."""
+        st = [like.new_zeros(B, self.mix_in.out_features)]
+        if self.spk_p is not None:
+            st.append(like.new_zeros(B, self.fc1.out_features))
+        if self.shift_in is not None:
+            st.append(like.new_zeros(B, self.shift_in.out_features))
+        return st[0] if len(st) == 1 else tuple(st)
+
     def step(self, u, state):
-        """One token: state is the LI mixing state, and with lif the
-        hidden neurons' membranes after it (a tuple)."""
+        """One token from init_state's state: (output, spikes, state)."""
         a = torch.sigmoid(self.mix_p)
-        mix, v = state if self.spk_p is not None else (state, None)
-        mix = li_step(mix, self.mix_in(u), a)
+        st = [state] if torch.is_tensor(state) else list(state)
+        mix = li_step(st[0], self.mix_in(u), a)
         s = u + self.mix_out(mix)
+        new = [mix]
+        if self.shift_in is not None:
+            s = s + self.shift_out(st[-1])
         x = self.fc1(s)
-        if v is None:
+        if self.spk_p is None:
             spk = (x > 0).to(u.dtype)
-            return s + self.fc2(spk), spk, mix
-        v = li_step(v, x, torch.sigmoid(self.spk_p))
-        spk = (v > 1).to(u.dtype)
-        return s + self.fc2(spk), spk, (mix, v - spk)
+        else:
+            v = li_step(st[1], x, torch.sigmoid(self.spk_p))
+            spk = (v > 1).to(u.dtype)
+            new.append(v - spk)
+        if self.shift_in is not None:
+            new.append(self.shift_in(u))
+        return s + self.fc2(spk), spk, new[0] if len(new) == 1 else tuple(new)
 
 
 class Lima(nn.Module):
@@ -220,7 +245,7 @@ class Lima(nn.Module):
 
     kind = "lima"
 
-    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, **_):
+    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, **_):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         # fanin puts every weight at its fan-in scale: an embedding of O(1)
@@ -230,7 +255,7 @@ class Lima(nn.Module):
         # neurons of every block after the first saturate within a few
         # hundred steps (RESULTS.md, neuro-1-heavy).
         nn.init.normal_(self.embed.weight, std=1.0 if fanin else 1.0 / math.sqrt(d))
-        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif)) for _ in range(layers)])
+        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift) for _ in range(layers)])
         self.head_bias = nn.Parameter(torch.zeros(vocab))
         self.head_scale = None
         if fanin:
@@ -240,6 +265,8 @@ class Lima(nn.Module):
             self.cfg["fanin"] = True
         if lif:
             self.cfg["lif"] = 1
+        if shift:
+            self.cfg["shift"] = shift
 
     def forward(self, idx):
         u = self.embed(idx)
@@ -254,9 +281,7 @@ class Lima(nn.Module):
         return w if self.head_scale is None else self.head_scale * w
 
     def init_state(self, B):
-        w = self.embed.weight
-        return [w.new_zeros(B, b.mix_in.out_features) if b.spk_p is None else
-                (w.new_zeros(B, b.mix_in.out_features), w.new_zeros(B, b.fc1.out_features)) for b in self.blocks]
+        return [b.init_state(B, self.embed.weight) for b in self.blocks]
 
     @torch.no_grad()
     def step(self, tok, state):
@@ -271,7 +296,7 @@ class Lima(nn.Module):
         c = self.cfg
         spiking = c["h"] * c["layers"]
         li = c["k"] * c["layers"] + 0
-        syn = c["vocab"] * c["d"] * 2 + c["layers"] * (2 * c["d"] * c["k"] + 2 * c["d"] * c["h"])
+        syn = c["vocab"] * c["d"] * 2 + c["layers"] * 2 * c["d"] * (c["k"] + c["h"] + c.get("shift", 0))
         return dict(spiking_neurons=spiking, li_neurons=li, synapses=syn)
 
 
@@ -393,16 +418,16 @@ ARCHS = {"lima": Lima, "rlif": RLIF, "gru": GRUBaseline}
 
 # Configs by size. lite: about 0.4M parameters with the 1k tokenizer.
 CONFIGS = {
-    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0),
+    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0),
     ("rlif", "lite"): dict(hidden=240),
     ("gru", "lite"): dict(d=128, layers=3),
     # standard: about 1.8M parameters with the 1k tokenizer.
-    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0),
+    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0),
     ("gru", "standard"): dict(d=256, layers=4),
     # heavy: about 5.5M parameters with the 1k tokenizer.
     # lite and standard were first trained before fanin existed; their second
     # generation sets it with train.py --fanin (recorded in results.json's cfg).
-    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0),
+    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0),
     ("gru", "heavy"): dict(d=456, layers=4),
 }
 

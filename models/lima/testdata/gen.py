@@ -5,7 +5,8 @@
 tiny_gain.pt, tiny_gain.json: the same with the fan-in parametrisation and
 its readout gain (head_scale), set to 2.5; tiny_lif.pt, tiny_lif.json: with
 LIF hidden neurons (lif=1), their time constants spread from under a step to
-several.
+several; tiny_shift.pt, tiny_shift.json: LIF hidden neurons and three shift
+channels a block (shift=3), the previous token's residual current.
 
 Run from the repository root with Debian's PyTorch 1.13:
 
@@ -26,11 +27,12 @@ def main():
     write("tiny", fanin=False)
     write("tiny_gain", fanin=True)
     write("tiny_lif", fanin=False, lif=1)
+    write("tiny_shift", fanin=False, lif=1, shift=3)
 
 
-def write(name, fanin, lif=0):
+def write(name, fanin, lif=0, shift=0):
     torch.manual_seed(7)
-    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif)
+    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift)
     with torch.no_grad():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)

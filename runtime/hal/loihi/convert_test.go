@@ -66,7 +66,12 @@ func TestConvertRefuses(t *testing.T) {
 	liLoop := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc", &snn.Linear{Weight: w()}).
 		Add("li", &snn.LI{Tau: []float64{1e-2}, R: []float64{1}, VLeak: []float64{0}}).Add("rec", &snn.Linear{Weight: w()}).
 		Add("out", &snn.Output{}).Connect("in", "fc", "li", "out").Connect("li", "rec", "li")
-	delay := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("dl", &snn.Delay{Delay: []float64{2e-3}}).
+	// The relay holds one step; a Delay straight off the Input has no
+	// synapses to take its input through.
+	delay := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc0", &snn.Linear{Weight: w()}).
+		Add("dl", &snn.Delay{Delay: []float64{1e-3, 2e-3}}).Add("fc", &snn.Linear{Weight: w()}).Add("n", lif()).
+		Add("out", &snn.Output{}).Connect("in", "fc0", "dl", "fc", "n", "out")
+	bareDelay := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("dl", &snn.Delay{Delay: []float64{1e-3}}).
 		Add("fc", &snn.Linear{Weight: w()}).Add("n", lif()).Add("out", &snn.Output{}).Connect("in", "dl", "fc", "n", "out")
 	// A Scale junction on a cycle is not folded (the cycle's step of delay
 	// could move), so it stays, and the chip has no Scale.
@@ -85,7 +90,8 @@ func TestConvertRefuses(t *testing.T) {
 		{"refractory", "n", "refractory", prog(refr)},
 		{"threshold", "n", "v_threshold", prog(negTh)},
 		{"graded spikes in a cycle", "rec", "cycle", &compile.Program{Graph: liLoop}},
-		{"kind", "dl", "Delay", &compile.Program{Graph: delay}},
+		{"two-step delay", "dl", "2 steps", &compile.Program{Graph: delay}},
+		{"Delay off the Input", "dl", "Linear or Affine", &compile.Program{Graph: bareDelay}},
 		{"Scale on a cycle", "sc", "Scale", &compile.Program{Graph: scaleLoop}},
 		{"Threshold into Threshold", "th2", "Linear or Affine", &compile.Program{Graph: bareTh}},
 	} {

@@ -73,7 +73,7 @@ func Target() compile.Target {
 		WeightBits:      8,
 		StateBits:       StateBits,
 		Kinds: []snn.Kind{snn.KindInput, snn.KindOutput, snn.KindLinear, snn.KindAffine,
-			snn.KindLIF, snn.KindCubaLIF, snn.KindIF, snn.KindLI, snn.KindCubaLI, snn.KindI, snn.KindThreshold},
+			snn.KindLIF, snn.KindCubaLIF, snn.KindIF, snn.KindLI, snn.KindCubaLI, snn.KindI, snn.KindThreshold, snn.KindDelay},
 		Energy: compile.EnergyModel{
 			SynapticOpPJ: 23.6, NeuronUpdatePJ: 52, SpikePJ: 81 - 52,
 			Source: "Davies et al. 2018, IEEE Micro 38(1), Table 1: Loihi 1 figures (Loihi 2's are not published in this form)",
@@ -157,7 +157,8 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 
 // placementGraph is g with a stand-in compute node in front of every
 // Output that synapse nodes feed, so that Partition places and counts the
-// GradedVec readout neurons and their synapses.
+// GradedVec readout neurons and their synapses, and one in place of every
+// Delay, whose relay neurons occupy cores as well.
 func placementGraph(g *snn.Graph) *snn.Graph {
 	shapes, err := g.Shapes()
 	if err != nil {
@@ -165,6 +166,9 @@ func placementGraph(g *snn.Graph) *snn.Graph {
 	}
 	pg := &snn.Graph{Nodes: make(map[string]snn.Node, len(g.Nodes)), Edges: make([]snn.Edge, 0, len(g.Edges))}
 	for name, n := range g.Nodes {
+		if n.Kind() == snn.KindDelay {
+			n = &snn.Threshold{Threshold: []float64{0}, Shape: shapes[name].Out}
+		}
 		pg.Nodes[name] = n
 	}
 	for _, e := range g.Edges {
@@ -344,10 +348,14 @@ func (in *Instance) NodeOutput(node string) []float32 {
 }
 
 // scaled writes a non-spiking layer's float output, v·Scale + Offset, to
-// dst (batch × n).
+// dst (batch × n); a relay's output is the value it holds, u.
 func (in *Instance) scaled(l *Layer, r *layerRun, dst []float32) {
+	held := r.v
+	if l.Model == ModelDelay {
+		held = r.u
+	}
 	for s := 0; s < in.batch; s++ {
-		v := r.v[s*l.N : (s+1)*l.N]
+		v := held[s*l.N : (s+1)*l.N]
 		d := dst[s*l.N : (s+1)*l.N]
 		for i, x := range v {
 			y := float64(x) * l.Scale[i]
@@ -489,6 +497,27 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 				}
 				v[i] = int32(nv)
 			}
+		case ModelDelay:
+			pay := r.pay[s*n : (s+1)*n]
+			for i := range v {
+				u[i] = v[i]
+				nv, clipped := clipV(ain[i] + r.bias[i])
+				if clipped {
+					in.saturations++
+				}
+				v[i] = int32(nv)
+				if pay == nil {
+					continue
+				}
+				p, sat := Payload(int64(u[i]), l.PayloadShift[i], l.PayloadBits)
+				if sat {
+					in.saturations++
+				}
+				pay[i] = int32(p)
+				if p != 0 {
+					act = append(act, int32(i))
+				}
+			}
 		case ModelHeaviside:
 			for i := range u {
 				nu, wrapped := wrapU(ain[i] << ActShift)
@@ -525,7 +554,7 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 			}
 			c.Spikes += int64(len(act))
 		}
-		if l.Graded {
+		if l.Graded && l.Model != ModelDelay {
 			pay := r.pay[s*n : (s+1)*n]
 			for i, x := range v {
 				p, sat := Payload(int64(x), l.PayloadShift[i], l.PayloadBits)

@@ -69,6 +69,15 @@
 //     fits the worst case of v into B bits; one payload unit is worth
 //     Scale·2^s, folded into the weights it meets. Its program adds a to u
 //     without the 2^6 shift (u has no memory, v needs the range).
+//   - A Delay of exactly one step (a lima model's shift channels) runs
+//     as the relay program ModelDelay: u ← v, the value held since the
+//     last step, sent as the graded spike (or read out); then v ←
+//     clip24(a + bias), this step's summed input without the 2^6 shift.
+//     Its range and payload shift are sized as a graded neuron's with
+//     no memory. On a pipelined chip the relay is a stage like any
+//     layer and sends the previous token's value, so the synaptic delays
+//     that align a layer's inputs do not change. Longer delays are
+//     refused (a relay chain would hold them; not built).
 //   - Synapse nodes that feed an Output directly (a language model's
 //     head) end in Lava's GradedVec (ModelGradedVec): v = a, read out as
 //     v·U plus the Affine biases, which the host adds (GradedVec has no

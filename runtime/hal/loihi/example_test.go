@@ -32,13 +32,13 @@ func ExampleConvert() {
 
 // A program that needs a kind the chip does not run is refused by name.
 func ExampleDevice_Load() {
-	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("dl", &snn.Delay{Delay: []float64{2e-3}}).
-		Add("out", &snn.Output{}).Connect("in", "dl", "out")
+	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{1, 4, 4}}).Add("pool", &snn.SumPool2d{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}}).
+		Add("out", &snn.Output{}).Connect("in", "pool", "out")
 	dev, _ := hal.Open(loihi.Name, hal.Config{})
 	_, err := dev.Load(context.Background(), &compile.Program{Graph: g}, 1)
 	fmt.Println(err)
 	// Output:
-	// loihi: compile: unsupported: node "dl": loihi2 does not run Delay nodes
+	// loihi: compile: unsupported: node "pool": loihi2 does not run SumPool2d nodes
 }
 
 // A program that links the backend configures it with types; the

@@ -15,8 +15,9 @@ import (
 // residualProgram is a small lima-like graph: an embedding, blocks whose
 // residual junctions are Scale nodes, and a head into the Output, with
 // some zero rows, columns and scales so that the patterns are not all
-// dense.
-func residualProgram(blocks, d, hidden, vocab int, seed uint64) *compile.Program {
+// dense. With shift > 0 each block also has shift channels, a one-step
+// Delay between two Linear nodes.
+func residualProgram(blocks, d, hidden, vocab, shift int, seed uint64) *compile.Program {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	w := func(r, c int) *snn.Tensor {
 		t := snn.NewTensor(r, c)
@@ -52,6 +53,10 @@ func residualProgram(blocks, d, hidden, vocab int, seed uint64) *compile.Program
 			Add(n("spk"), &snn.Threshold{Threshold: []float64{0.1}}).Add(n("fc2"), &snn.Linear{Weight: w(d, hidden)}).
 			Add(n("res"), &snn.Scale{Scale: []float32{1}})
 		g.Connect(prev, n("in"), n("mix"), n("out"), n("sum"), n("fc1"), n("spk"), n("fc2"), n("res")).Connect(prev, n("sum")).Connect(n("sum"), n("res"))
+		if shift > 0 {
+			g.Add(n("sin"), &snn.Linear{Weight: w(shift, d)}).Add(n("dl"), &snn.Delay{Delay: []float64{1e-3}}).Add(n("sout"), &snn.Linear{Weight: w(d, shift)}).
+				Connect(prev, n("sin"), n("dl"), n("sout"), n("sum"))
+		}
 		prev = n("res")
 	}
 	g.Connect("tok", "embed").Connect(prev, "head", "logits")
@@ -64,8 +69,8 @@ func residualProgram(blocks, d, hidden, vocab int, seed uint64) *compile.Program
 func TestEstimateMatchesPartition(t *testing.T) {
 	tgt := Target()
 	progs := map[string]*compile.Program{}
-	for i, sz := range []struct{ blocks, d, hidden, vocab int }{{1, 8, 16, 10}, {2, 70, 130, 65}, {3, 33, 64, 200}} {
-		progs[string(rune('A'+i))] = residualProgram(sz.blocks, sz.d, sz.hidden, sz.vocab, uint64(i))
+	for i, sz := range []struct{ blocks, d, hidden, vocab, shift int }{{1, 8, 16, 10, 0}, {2, 70, 130, 65, 0}, {3, 33, 64, 200, 0}, {2, 40, 50, 30, 7}} {
+		progs[string(rune('A'+i))] = residualProgram(sz.blocks, sz.d, sz.hidden, sz.vocab, sz.shift, uint64(i))
 	}
 	// A recurrent Linear and a one-to-one recurrence (a Scale on a cycle).
 	rec := snn.NewGraph().Add("in", &snn.Input{Shape: []int{5}}).Add("fc", &snn.Linear{Weight: snn.NewTensor(6, 5)}).
@@ -104,7 +109,7 @@ func TestEstimateMatchesPartition(t *testing.T) {
 // A program whose folded form needs more cores than the chip has is
 // refused by the estimate, with the error Partition would give.
 func TestEstimateRefuses(t *testing.T) {
-	p := residualProgram(2, 300, 600, 500, 9)
+	p := residualProgram(2, 300, 600, 500, 0, 9)
 	tgt := Target()
 	tgt.Cores = 3
 	_, err := estimatePlacement(p.Graph, &tgt, p.Name)

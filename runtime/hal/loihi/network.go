@@ -85,6 +85,13 @@ const (
 	// graded spike; clip24 here. It reads out synapse nodes that feed an
 	// Output directly (logits): the output is v·Scale + Offset.
 	ModelGradedVec NeuronModel = "graded-vec"
+	// ModelDelay is a relay that holds its input one step, a microcode
+	// program for snn.Delay of one step: u ← v (the value held since the
+	// last step, sent as this step's graded spike), then v ← clip24(a +
+	// bias), the summed synaptic input without the 2^6 shift. On a
+	// pipelined chip it is one stage like any layer; the value it sends
+	// is the previous token's, so no synaptic delay changes.
+	ModelDelay NeuronModel = "delay"
 )
 
 // Layer is a neuron node: per-neuron integer parameters (length N).
@@ -371,7 +378,8 @@ func fold(g *snn.Graph) (*snn.Graph, *compile.FoldReport, error) {
 }
 
 // isLayer reports whether nodes of kind k become a neuron group.
-func isLayer(k snn.Kind) bool { return snn.IsNeuron(k) || k == snn.KindThreshold }
+// A one-step Delay is one: a relay (ModelDelay).
+func isLayer(k snn.Kind) bool { return snn.IsNeuron(k) || k == snn.KindThreshold || k == snn.KindDelay }
 
 func isSynapse(k snn.Kind) bool { return k == snn.KindLinear || k == snn.KindAffine }
 
@@ -421,9 +429,9 @@ func checkGraph(g *snn.Graph, topo *snn.Topology) error {
 	for _, name := range g.Names() {
 		switch k := kind(name); k {
 		case snn.KindInput, snn.KindOutput, snn.KindLinear, snn.KindAffine, snn.KindThreshold,
-			snn.KindLIF, snn.KindCubaLIF, snn.KindIF, snn.KindLI, snn.KindCubaLI, snn.KindI:
+			snn.KindLIF, snn.KindCubaLIF, snn.KindIF, snn.KindLI, snn.KindCubaLI, snn.KindI, snn.KindDelay:
 		default:
-			return unsupported(name, "node kind %s is not supported (Input, Linear, Affine, LIF, CubaLIF, IF, LI, CubaLI, I, Threshold, Output; Scale junctions off cycles are folded away)", k)
+			return unsupported(name, "node kind %s is not supported (Input, Linear, Affine, LIF, CubaLIF, IF, LI, CubaLI, I, Threshold, Delay of one step, Output; Scale junctions off cycles are folded away)", k)
 		}
 	}
 	for _, name := range g.Names() {
@@ -498,8 +506,11 @@ func buildNetwork(name string, g *snn.Graph, topo *snn.Topology, shapes map[stri
 		switch k := kind(name); {
 		case isLayer(k):
 			l := &Layer{Name: name, Kind: k, Shape: shapes[name].Out, N: snn.Size(shapes[name].Out)}
-			if k == snn.KindThreshold {
+			switch k {
+			case snn.KindThreshold:
 				l.Model = ModelHeaviside
+			case snn.KindDelay:
+				l.Model = ModelDelay
 			}
 			for _, t := range topo.Out(name) {
 				if !snn.IsSpiking(k) && isSynapse(kind(t)) {
@@ -623,6 +634,13 @@ func params(name string, node snn.Node, i int, dt float64) (neuronParams, error)
 		// when v > 0 (vth 0).
 		np.c, np.bias = 1, -at(x.Threshold)
 		return np, nil
+	case *snn.Delay:
+		// The relay program: v = x, no memory, sent a step later.
+		if steps := math.Round(at(x.Delay) / dt); steps != 1 {
+			return np, unsupported(name, "delay %g s at element %d is %g steps of %g s: the chip's relay holds exactly one", at(x.Delay), i, steps, dt)
+		}
+		np.c = 1
+		return np, nil
 	case *snn.CubaLIF, *snn.CubaLI:
 		var ts, tm, win float64
 		if c, ok := x.(*snn.CubaLIF); ok {
@@ -695,7 +713,8 @@ type layerConversion struct {
 	oneHot map[string]bool
 	nr     NodeReport
 	// readout: a GradedVec readout, which has no float neuron behind it;
-	// stateless: a readout or a Heaviside program, neither keeping state.
+	// stateless: a readout, a Heaviside program or a relay, none keeping
+	// state in u or a decaying v.
 	readout, stateless bool
 	ps                 []neuronParams
 	asL, amL           []float64 // the decays the 12-bit du and dv give
@@ -736,7 +755,7 @@ func (c *layerConversion) params(dt float64) error {
 		l.Subtract = x.Reset == snn.ResetSubtract
 	}
 	c.readout = l.Model == ModelGradedVec
-	c.stateless = c.readout || l.Model == ModelHeaviside
+	c.stateless = c.readout || l.Model == ModelHeaviside || l.Model == ModelDelay
 	c.ps = make([]neuronParams, l.N)
 	for i := range c.ps {
 		if c.readout {

@@ -72,3 +72,47 @@ func TestReadoutTracksFloat(t *testing.T) {
 		})
 	}
 }
+
+// A one-step Delay runs as a relay: the previous step's value, sent as a
+// graded spike, here summed with this step's input into an LI readout and
+// into LIF neurons. The readout tracks the float network's within the
+// payload's rounding, from the first step (when the relay still holds 0).
+func TestDelayRelay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	wt := func(r, c int) *snn.Tensor {
+		w := snn.NewTensor(r, c)
+		for i := range w.Data {
+			w.Data[i] = float32(math.Round(rng.NormFloat64()*32)) / 64
+		}
+		return w
+	}
+	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{4}}).
+		Add("proj", &snn.Linear{Weight: wt(3, 4)}).Add("dl", &snn.Delay{Delay: []float64{1e-3}, Shape: []int{3}}).
+		Add("back", &snn.Linear{Weight: wt(2, 3)}).Add("now", &snn.Linear{Weight: wt(2, 4)}).
+		Add("sum", &snn.Scale{Scale: []float32{1}, Shape: []int{2}}).
+		Add("li", &snn.LI{Tau: []float64{2e-3}, R: []float64{1}, VLeak: []float64{0}}).Add("out", &snn.Output{}).
+		Connect("in", "proj", "dl", "back", "sum", "li", "out").Connect("in", "now", "sum")
+	p := &compile.Program{Graph: g, Dt: 1e-3, Timesteps: 100}
+	worst, peak, delayed := 0.0, 0.0, 0.0
+	li := run(t, p, hal.Config{}, 1, 100, func(s int) []float32 {
+		x := make([]float32, 4)
+		x[s%4] = float32(1+s%3) / 2 // a different input every step, inside the input port's range
+		return x
+	}, func(s int, cpu, chip hal.Instance) {
+		for i, a := range cpu.Output(0) {
+			b := chip.Output(0)[i]
+			worst = math.Max(worst, math.Abs(float64(a-b)))
+			peak = math.Max(peak, math.Abs(float64(a)))
+		}
+		for i, a := range cpu.(hal.Prober).NodeOutput("dl") {
+			delayed = math.Max(delayed, math.Abs(float64(a-chip.(hal.Prober).NodeOutput("dl")[i])))
+		}
+	})
+	if m := li.Report().Node("dl").Notes; len(m) == 0 || m[0] != "neuron program: delay" {
+		t.Fatalf("relay notes %q", m)
+	}
+	t.Logf("largest |float − chip| %.3g, largest |v| %.3g, relay %.3g", worst, peak, delayed)
+	if worst > 2e-3*peak || delayed > 2e-3*peak {
+		t.Fatalf("chip off by %.3g, relay by %.3g (peak %.3g)", worst, delayed, peak)
+	}
+}
