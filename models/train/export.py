@@ -84,6 +84,14 @@ def lima_graph(m):
                   [f"{p}.mix_out", f"{p}.sum"], [prev, f"{p}.sum"],
                   [f"{p}.sum", f"{p}.fc1"], [f"{p}.fc1", f"{p}.spk"], [f"{p}.spk", f"{p}.fc2"],
                   [f"{p}.fc2", f"{p}.out"], [f"{p}.sum", f"{p}.out"]]
+        if b.shift_in is not None:
+            T[f"{p}.shift_in.weight"] = f32(b.shift_in.weight)
+            T[f"{p}.shift_out.weight"] = f32(b.shift_out.weight)
+            nodes += [dict(name=f"{p}.shift_in", kind="Linear", weight=f"{p}.shift_in.weight"),
+                      dict(name=f"{p}.shift", kind="Delay", delay=arch.DT, n=b.shift_in.out_features),
+                      dict(name=f"{p}.shift_out", kind="Linear", weight=f"{p}.shift_out.weight")]
+            edges += [[prev, f"{p}.shift_in"], [f"{p}.shift_in", f"{p}.shift"], [f"{p}.shift", f"{p}.shift_out"],
+                      [f"{p}.shift_out", f"{p}.sum"]]
         prev = f"{p}.out"
     T["head.weight"] = f32(E)
     T["head.bias"] = f32(m.head_bias)

@@ -53,13 +53,7 @@ func TestReadoutTracksFloat(t *testing.T) {
 					x[i] = float32(math.Round(math.Sin(float64(s+i)/7)*64)) / 64
 				}
 				return x
-			}, func(s int, cpu, chip hal.Instance) {
-				for i, a := range cpu.Output(0) {
-					b := chip.Output(0)[i]
-					worst = math.Max(worst, math.Abs(float64(a-b)))
-					peak = math.Max(peak, math.Abs(float64(a)))
-				}
-			})
+			}, func(s int, cpu, chip hal.Instance) { widen(&worst, &peak, cpu.Output(0), chip.Output(0)) })
 			r := li.Report()
 			t.Logf("report fc %+v n %+v", *r.Node("fc"), *r.Node("n"))
 			if strings.HasPrefix(tc.name, "CubaLI affine") && len(r.Node("n").Notes) == 0 {
@@ -99,14 +93,8 @@ func TestDelayRelay(t *testing.T) {
 		x[s%4] = float32(1+s%3) / 2 // a different input every step, inside the input port's range
 		return x
 	}, func(s int, cpu, chip hal.Instance) {
-		for i, a := range cpu.Output(0) {
-			b := chip.Output(0)[i]
-			worst = math.Max(worst, math.Abs(float64(a-b)))
-			peak = math.Max(peak, math.Abs(float64(a)))
-		}
-		for i, a := range cpu.(hal.Prober).NodeOutput("dl") {
-			delayed = math.Max(delayed, math.Abs(float64(a-chip.(hal.Prober).NodeOutput("dl")[i])))
-		}
+		widen(&worst, &peak, cpu.Output(0), chip.Output(0))
+		widen(&delayed, new(float64), cpu.(hal.Prober).NodeOutput("dl"), chip.(hal.Prober).NodeOutput("dl"))
 	})
 	if m := li.Report().Node("dl").Notes; len(m) == 0 || m[0] != "neuron program: delay" {
 		t.Fatalf("relay notes %q", m)
@@ -114,5 +102,14 @@ func TestDelayRelay(t *testing.T) {
 	t.Logf("largest |float − chip| %.3g, largest |v| %.3g, relay %.3g", worst, peak, delayed)
 	if worst > 2e-3*peak || delayed > 2e-3*peak {
 		t.Fatalf("chip off by %.3g, relay by %.3g (peak %.3g)", worst, delayed, peak)
+	}
+}
+
+// widen raises worst to the largest |want − got| and peak to the largest
+// |want|.
+func widen(worst, peak *float64, want, got []float32) {
+	for i, a := range want {
+		*worst = math.Max(*worst, math.Abs(float64(a-got[i])))
+		*peak = math.Max(*peak, math.Abs(float64(a)))
 	}
 }
