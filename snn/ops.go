@@ -606,17 +606,19 @@ func (op *poolOp) scatter(j int, v float32, y []float32) int64 {
 
 func (op *poolOp) reset(*simNode, int) {}
 
-// delayOp keeps the last maxDelay+1 inputs in a ring per slot.
+// delayOp keeps the last maxDelay+1 inputs in a ring per slot, with a
+// position per slot: an idle slot's ring stands still (SetActive), so
+// after it it reads the inputs of its own last active steps.
 type delayOp struct {
 	steps []int32 // per element
 	ring  []float32
-	depth int // ring length in steps
-	pos   int
+	depth int   // ring length in steps
+	pos   []int // per slot
 	n     int
 }
 
 func newDelayOp(d []float64, sn *simNode, dt float64) *delayOp {
-	op := &delayOp{steps: make([]int32, sn.n), n: sn.n}
+	op := &delayOp{steps: make([]int32, sn.n), n: sn.n, pos: make([]int, sn.batch)}
 	maxd := 0
 	for i := range op.steps {
 		k := int(math.Round(at(d, i) / dt))
@@ -630,16 +632,17 @@ func newDelayOp(d []float64, sn *simNode, dt float64) *delayOp {
 
 func (op *delayOp) step(s *Simulator, sn *simNode, _ *Counters) {
 	x := sn.gatherInput()
-	op.pos = (op.pos + 1) % op.depth
 	for slot := 0; slot < sn.batch; slot++ {
 		if s.idle(slot) {
 			continue
 		}
+		pos := (op.pos[slot] + 1) % op.depth
+		op.pos[slot] = pos
 		ring := op.ring[slot*op.depth*op.n : (slot+1)*op.depth*op.n]
-		copy(ring[op.pos*op.n:(op.pos+1)*op.n], x[slot*op.n:(slot+1)*op.n])
+		copy(ring[pos*op.n:(pos+1)*op.n], x[slot*op.n:(slot+1)*op.n])
 		out := sn.out[slot*op.n : (slot+1)*op.n]
 		for i, k := range op.steps {
-			r := op.pos - int(k)
+			r := pos - int(k)
 			if r < 0 {
 				r += op.depth
 			}

@@ -336,3 +336,31 @@ func TestSetActive(t *testing.T) {
 		t.Fatal("wrong length accepted")
 	}
 }
+
+// A Delay's line stands still in an idle slot: after the pause the slot
+// reads its own last inputs, as a run that never paused does.
+func TestSetActiveDelay(t *testing.T) {
+	g := NewGraph().Add("in", &Input{Shape: []int{2}}).Add("dl", &Delay{Delay: []float64{1e-3, 3e-3}}).
+		Add("out", &Output{}).Connect("in", "dl", "out")
+	b, _ := NewSimulator(g, &Options{Batch: 2})
+	solo, _ := NewSimulator(g, nil)
+	for step := 0; step < 12; step++ {
+		paused := step >= 4 && step < 7 // slot 1 idles for three steps
+		if err := b.SetActive([]bool{true, !paused}); err != nil {
+			t.Fatal(err)
+		}
+		x := []float32{float32(step), float32(-step)}
+		if err := b.Step(append(x, x...)); err != nil {
+			t.Fatal(err)
+		}
+		if paused {
+			continue
+		}
+		if err := solo.Step(x); err != nil {
+			t.Fatal(err)
+		}
+		if !equal32(b.Output(0)[2:4], solo.Output(0)) {
+			t.Fatalf("step %d: slot 1 reads %v, alone %v", step, b.Output(0)[2:4], solo.Output(0))
+		}
+	}
+}
