@@ -59,7 +59,7 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima-kd2xlr6-lif-lr10-wd5/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-sh32-lr10-wd5/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
 //go:embed train/runs/*/results.json speed.json
 var files embed.FS
 
@@ -71,7 +71,7 @@ type builtin struct {
 }
 
 var builtins = []builtin{
-	{id: Lite, run: "lite-lima-kd2xlr6-lif-lr10-wd5", baseline: "lite-gru-2x-lr10-wd5", tokenizer: "neuro-bpe-1k", size: "lite"},
+	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-sh32-lr10-wd5", baseline: "lite-gru-2x-lr10-wd5", tokenizer: "neuro-bpe-1k", size: "lite"},
 	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
@@ -259,6 +259,7 @@ type results struct {
 	Cfg  struct {
 		Vocab, D, K, H, Layers int
 		LIF                    int // 1: the MLP's hidden neurons are LIF, not Threshold (train.py --set lif=1)
+		Shift                  int // shift channels a block: the previous token's current (train.py --set shift=j)
 	} `json:"cfg"`
 	Params       int     `json:"params"`
 	Steps        int     `json:"steps"`
@@ -359,10 +360,14 @@ func (b builtin) card() (runtime.Card, error) {
 	if c.LIF == 1 {
 		hidden = "LIF neurons, a learned time constant each"
 	}
+	mixing := fmt.Sprintf("%d LI neurons", c.K)
+	if c.Shift > 0 {
+		mixing += fmt.Sprintf(", and %d shift channels that carry the previous token's current, one step delayed", c.Shift)
+	}
 	card := runtime.Card{
 		Description: fmt.Sprintf("%s: a spiking language model trained by the Neuro project on its own corpus (stories, Shakespeare, public-domain books and open chat datasets); it answers as an assistant in the Neuro chat template.", b.id),
-		Architecture: fmt.Sprintf("lima: tied token embedding (vocabulary %d, width %d); %d blocks of leaky-integrator token mixing (%d LI neurons) and a spiking MLP (%d %s) that both add to a residual current; tied readout. One timestep per token; no attention, normalisation or multiplicative gates.",
-			c.Vocab, c.D, c.Layers, c.K, c.H, hidden),
+		Architecture: fmt.Sprintf("lima: tied token embedding (vocabulary %d, width %d); %d blocks of leaky-integrator token mixing (%s) and a spiking MLP (%d %s) that both add to a residual current; tied readout. One timestep per token; no attention, normalisation or multiplicative gates.",
+			c.Vocab, c.D, c.Layers, mixing, c.H, hidden),
 		Parameters: r.Params,
 		Neurons:    r.Counts.Spiking + r.Counts.LI,
 		Synapses:   r.Counts.Synapses,
@@ -383,7 +388,7 @@ func (b builtin) card() (runtime.Card, error) {
 			"training_run":       b.run,
 			"tokenizer":          b.tokenizer,
 			"context_length":     ContextLength,
-			"state_per_sequence": "constant: one value per leaky integrator (and per LIF neuron), whatever the context length",
+			"state_per_sequence": "constant: one value per leaky integrator (and per LIF neuron and shift channel), whatever the context length",
 		},
 	}
 	for _, src := range slices.Sorted(maps.Keys(r.Heldout.Sources)) {

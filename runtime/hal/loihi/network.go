@@ -785,14 +785,13 @@ func (c *layerConversion) decays() {
 	for i, p := range c.ps {
 		du := MaxDecay - int64(math.Round(DecayScale*p.as))
 		dv := DecayScale - int64(math.Round(DecayScale*p.am))
-		if du < 0 || dv > MaxDecay {
-			c.nr.Notes = appendOnce(c.nr.Notes, "a decay beyond the 12-bit range was clamped")
-		}
-		du, dv = min(max(du, 0), MaxDecay), min(max(dv, 0), MaxDecay)
 		if c.stateless {
 			// No state: u is this step's input (du = 4095), and v
 			// keeps nothing (the program, not dv, says so).
 			du, dv = MaxDecay, DecayScale
+		} else if du < 0 || dv > MaxDecay {
+			c.nr.Notes = appendOnce(c.nr.Notes, "a decay beyond the 12-bit range was clamped")
+			du, dv = min(max(du, 0), MaxDecay), min(max(dv, 0), MaxDecay)
 		}
 		l.Du[i], l.Dv[i] = int32(du), int32(min(dv, MaxDecay))
 		c.asL[i] = float64(DecayScale-(du+1)) / DecayScale
