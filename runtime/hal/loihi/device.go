@@ -498,7 +498,7 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 				v[i] = int32(nv)
 			}
 		case ModelDelay:
-			pay := r.pay[s*n : (s+1)*n]
+			// u holds last step's v, which the payload below sends.
 			for i := range v {
 				u[i] = v[i]
 				nv, clipped := clipV(ain[i] + r.bias[i])
@@ -506,17 +506,6 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 					in.saturations++
 				}
 				v[i] = int32(nv)
-				if pay == nil {
-					continue
-				}
-				p, sat := Payload(int64(u[i]), l.PayloadShift[i], l.PayloadBits)
-				if sat {
-					in.saturations++
-				}
-				pay[i] = int32(p)
-				if p != 0 {
-					act = append(act, int32(i))
-				}
 			}
 		case ModelHeaviside:
 			for i := range u {
@@ -554,9 +543,13 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 			}
 			c.Spikes += int64(len(act))
 		}
-		if l.Graded && l.Model != ModelDelay {
+		if l.Graded {
+			sent := v
+			if l.Model == ModelDelay {
+				sent = u
+			}
 			pay := r.pay[s*n : (s+1)*n]
-			for i, x := range v {
+			for i, x := range sent {
 				p, sat := Payload(int64(x), l.PayloadShift[i], l.PayloadBits)
 				if sat {
 					in.saturations++
