@@ -26,6 +26,8 @@
 //	blocks.{i}.spk_p          (h)     optional: the hidden neurons are LIF, σ(spk_p) each one's decay per step
 //	blocks.{i}.shift_in.weight  (j, d), blocks.{i}.shift_out.weight (d, j)
 //	                                  optional, both or neither: j shift channels
+//	blocks.{i}.shift2_in.weight (j, d), blocks.{i}.shift2_out.weight (d, j)
+//	                                  optional, both or neither: j channels two tokens back
 //
 // Without spk_p a block's hidden neurons are stateless Threshold nodes
 // (fc1's bias carries each one's threshold); with it they are LIF nodes
@@ -34,6 +36,8 @@
 // projected to j channels, delayed one step (an snn.Delay node) and
 // projected back, to the current that feeds the hidden neurons: the LI
 // channels' exponential averages cannot single out the last token.
+// shift2 channels do the same for the token before it, through two
+// one-step Delays in series.
 //
 // The package is an example of pytorch.Architecture as much as a part of
 // the product: it reads its tensors only through pytorch.StateDict, as a

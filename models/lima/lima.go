@@ -31,10 +31,23 @@ var blockKeys = []string{"mix_in.weight", "mix_p", "mix_out.weight", "fc1.weight
 // σ(spk_p) is each one's decay per step.
 const lifKey = "spk_p"
 
-// shiftKeys are the optional block tensors, both or neither, of the shift
-// channels: the previous token's residual current, projected, delayed a
-// step and projected back.
-var shiftKeys = []string{"shift_in.weight", "shift_out.weight"}
+// shifts are the optional shift channels of a block: the residual current
+// of the token steps back, projected, delayed and projected back. Each
+// has two tensors, both or neither, named name_in.weight and
+// name_out.weight.
+var shifts = []struct {
+	name  string
+	steps int
+}{{"shift", 1}, {"shift2", 2}}
+
+// shiftKeys are the tensors of every entry of shifts, in order.
+var shiftKeys = func() []string {
+	var keys []string
+	for _, s := range shifts {
+		keys = append(keys, s.name+"_in.weight", s.name+"_out.weight")
+	}
+	return keys
+}()
 
 // optional reports whether local is one of a block's optional tensors.
 func optional(local string) bool { return local == lifKey || slices.Contains(shiftKeys, local) }
@@ -53,10 +66,16 @@ func (Architecture) Match(sd *pytorch.StateDict) bool {
 //
 // where a block with spk_p has LIF neurons for b{i}.spk instead (threshold
 // 1, subtractive reset, rest 0, R 1, time constants from spk_p as mix's
-// are from mix_p), and a block with shift_in and shift_out adds
+// are from mix_p), a block with shift_in and shift_out adds
 //
-//	u → b{i}.shift_in (Linear) → b{i}.shift (Delay, one step) → b{i}.shift_out (Linear) → b{i}.sum;
+//	u → b{i}.shift_in (Linear) → b{i}.shift (Delay, one step) → b{i}.shift_out (Linear) → b{i}.sum
 //
+// and one with shift2_in and shift2_out, two tokens back,
+//
+//	u → b{i}.shift2_in → b{i}.shift2 (Delay, one step) → b{i}.shift2_1 (Delay, one step) → b{i}.shift2_out → b{i}.sum,
+//
+// a chain of one-step Delays rather than one of two steps, so that a chip
+// which relays a spike one step at a time runs it as built;
 // with u the embedding's output for block 0 and the previous block's out
 // after it; then head (Affine: the embedding's weight, times head_scale
 // where the state_dict has one, and head_bias) and logits (Output). The
@@ -208,8 +227,10 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 		spk = &snn.LIF{Tau: lifTau, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}, Reset: snn.ResetSubtract, Shape: []int{h}}
 	}
 	p := fmt.Sprintf("b%d.", i)
-	if err := addShift(g, sd, key, p, u, d, dt); err != nil {
-		return err
+	for _, s := range shifts {
+		if err := addShift(g, sd, key, s.name, s.steps, p, u, d, dt); err != nil {
+			return err
+		}
 	}
 	g.Add(p+"mix_in", &snn.Linear{Weight: mixIn}).
 		Add(p+"mix", &snn.LI{Tau: tau, R: []float64{1}, VLeak: []float64{0}}).
@@ -225,39 +246,48 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 	return nil
 }
 
-// addShift adds a block's shift channels, named p+"shift*", between u and
-// p+"sum", if the state_dict has them.
-func addShift(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, p, u string, d int, dt float64) error {
-	in, out := sd.Has(key(shiftKeys[0])), sd.Has(key(shiftKeys[1]))
+// addShift adds a block's shift channels called name, delayed by steps,
+// as nodes p+name+"*" between u and p+"sum", if the state_dict has them.
+func addShift(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, name string, steps int, p, u string, d int, dt float64) error {
+	inKey, outKey := key(name+"_in.weight"), key(name+"_out.weight")
+	in, out := sd.Has(inKey), sd.Has(outKey)
 	if !in && !out {
 		return nil
 	}
 	if !in || !out {
-		missing := shiftKeys[0]
+		missing := inKey
 		if in {
-			missing = shiftKeys[1]
+			missing = outKey
 		}
-		return &compile.UnsupportedError{Node: key(missing), Reason: "missing: a block's shift channels need both " + strings.Join(shiftKeys, " and ")}
+		return &compile.UnsupportedError{Node: missing, Reason: fmt.Sprintf("missing: a block's %s channels need both %s_in.weight and %s_out.weight", name, name, name)}
 	}
-	shiftIn, err := sd.Tensor(key(shiftKeys[0]), 2)
+	shiftIn, err := sd.Tensor(inKey, 2)
 	if err != nil {
 		return err
 	}
-	shiftOut, err := sd.Tensor(key(shiftKeys[1]), 2)
+	shiftOut, err := sd.Tensor(outKey, 2)
 	if err != nil {
 		return err
 	}
 	j := shiftIn.Shape[0]
 	if shiftIn.Shape[1] != d {
-		return &compile.UnsupportedError{Node: key(shiftKeys[0]), Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d)", shiftIn.Shape, j, d, d)}
+		return &compile.UnsupportedError{Node: inKey, Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d)", shiftIn.Shape, j, d, d)}
 	}
 	if shiftOut.Shape[0] != d || shiftOut.Shape[1] != j {
-		return &compile.UnsupportedError{Node: key(shiftKeys[1]), Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d, %d shift channels)", shiftOut.Shape, d, j, d, j)}
+		return &compile.UnsupportedError{Node: outKey, Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d, %d %s channels)", shiftOut.Shape, d, j, d, j, name)}
 	}
-	g.Add(p+"shift_in", &snn.Linear{Weight: shiftIn}).
-		Add(p+"shift", &snn.Delay{Delay: []float64{dt}, Shape: []int{j}}).
-		Add(p+"shift_out", &snn.Linear{Weight: shiftOut}).
-		Connect(u, p+"shift_in", p+"shift", p+"shift_out", p+"sum")
+	chain := []string{u, p + name + "_in"}
+	g.Add(p+name+"_in", &snn.Linear{Weight: shiftIn})
+	for s := range steps {
+		hold := p + name
+		if s > 0 {
+			hold = fmt.Sprintf("%s%s_%d", p, name, s)
+		}
+		g.Add(hold, &snn.Delay{Delay: []float64{dt}, Shape: []int{j}})
+		chain = append(chain, hold)
+	}
+	g.Add(p+name+"_out", &snn.Linear{Weight: shiftOut})
+	g.Connect(append(chain, p+name+"_out", p+"sum")...)
 	return nil
 }
 

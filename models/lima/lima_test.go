@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -18,14 +19,15 @@ import (
 )
 
 // TestLimaMatchesPyTorch imports small lima models, without and with a
-// readout gain, with LIF hidden neurons, and with LIF hidden neurons and
-// shift channels, and runs them token by token:
-// the logits must match PyTorch's float64 step-by-step forward.
+// readout gain, with LIF hidden neurons, with LIF hidden neurons and
+// shift channels, and with shift channels of one and of two tokens back,
+// and runs them token by token: the logits must match PyTorch's float64
+// step-by-step forward.
 func TestLimaMatchesPyTorch(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		kind snn.Kind // the hidden neurons' node kind
-	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}, {"tiny_shift", snn.KindLIF}} {
+	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}, {"tiny_shift", snn.KindLIF}, {"tiny_shift2", snn.KindLIF}} {
 		t.Run(c.name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/"+c.name, c.kind) })
 	}
 }
@@ -56,6 +58,11 @@ func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind) {
 	}
 	if n := len(g.NamesOfKind(hidden)); n != 2 {
 		t.Fatalf("%d %s nodes, want one per block (2)", n, hidden)
+	}
+	// A Delay of one step per shift channel group, two for shift2's.
+	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 6}[path.Base(fixture)]
+	if n := len(g.NamesOfKind(snn.KindDelay)); n != wantDelays {
+		t.Fatalf("%d Delay nodes, want %d", n, wantDelays)
 	}
 	sim, err := snn.NewSimulator(g, nil)
 	if err != nil {
@@ -114,6 +121,11 @@ func TestLimaRefusesMalformed(t *testing.T) {
 			m["blocks.0.shift_in.weight"] = []int{2, d}
 			m["blocks.0.shift_out.weight"] = []int{d, 3}
 		}, nil, "blocks.0.shift_out.weight"},
+		{"shift2 without its readout", func(m map[string][]int) { m["blocks.0.shift2_in.weight"] = []int{2, d} }, nil, "blocks.0.shift2_out.weight"},
+		{"shift2 width", func(m map[string][]int) {
+			m["blocks.0.shift2_in.weight"] = []int{2, d}
+			m["blocks.0.shift2_out.weight"] = []int{d + 1, 2}
+		}, nil, "blocks.0.shift2_out.weight"},
 		{"shift input width", func(m map[string][]int) {
 			m["blocks.0.shift_in.weight"] = []int{2, d + 1}
 			m["blocks.0.shift_out.weight"] = []int{d, 2}
@@ -198,7 +210,7 @@ func filled(t testing.TB, shapes map[string][]int, fill map[string]float32) *pyt
 // seeded with the fixtures: Build must return a graph that validates or an
 // error, never panic, and stay within MaxBytes.
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"tiny", "tiny_gain", "tiny_shift"} {
+	for _, name := range []string{"tiny", "tiny_gain", "tiny_shift", "tiny_shift2"} {
 		b, err := os.ReadFile("testdata/" + name + ".pt")
 		if err != nil {
 			f.Fatal(err)

@@ -156,7 +156,7 @@ class LimaBlock(nn.Module):
            s -> out (Scale 1, junction)
     """
 
-    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0):
+    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0, shift2=0):
         super().__init__()
         self.mix_in = nn.Linear(d, k, bias=False)
         self.mix_out = nn.Linear(k, d, bias=False)
@@ -168,6 +168,13 @@ class LimaBlock(nn.Module):
             self.shift_in = nn.Linear(d, shift, bias=False)
             self.shift_out = nn.Linear(shift, d, bias=False)
             nn.init.normal_(self.shift_out.weight, std=0.5 / math.sqrt(shift))
+        # shift2: channels that carry the residual current of two tokens
+        # back (two Delays of one step in the graph).
+        self.shift2_in = self.shift2_out = None
+        if shift2:
+            self.shift2_in = nn.Linear(d, shift2, bias=False)
+            self.shift2_out = nn.Linear(shift2, d, bias=False)
+            nn.init.normal_(self.shift2_out.weight, std=0.5 / math.sqrt(shift2))
         taus = torch.exp(torch.linspace(math.log(tau_min), math.log(tau_max), k))
         self.mix_p = nn.Parameter(decay_logit(taus))
         self.fc1 = nn.Linear(d, h, bias=True)
@@ -200,17 +207,22 @@ class LimaBlock(nn.Module):
         s = u + self.mix_out(li_scan(self.mix_in(u), a))
         if self.shift_in is not None:
             s = s + self.shift_out(F.pad(self.shift_in(u), (0, 0, 1, 0))[:, :-1])
+        if self.shift2_in is not None:
+            s = s + self.shift2_out(F.pad(self.shift2_in(u), (0, 0, 2, 0))[:, :-2])
         spk = self._hidden(self.fc1(s))
         return s + self.fc2(spk), spk
 
     def init_state(self, B, like):
         """The block's state from rest: the LI mixing state, then with lif
-        the hidden membranes and with shift the last token's shift input."""
+        the hidden membranes, with shift the last token's shift input and
+        with shift2 the last two tokens' shift2 inputs (the last first)."""
         st = [like.new_zeros(B, self.mix_in.out_features)]
         if self.spk_p is not None:
             st.append(like.new_zeros(B, self.fc1.out_features))
         if self.shift_in is not None:
             st.append(like.new_zeros(B, self.shift_in.out_features))
+        if self.shift2_in is not None:
+            st += [like.new_zeros(B, self.shift2_in.out_features)] * 2
         return st[0] if len(st) == 1 else tuple(st)
 
     def step(self, u, state):
@@ -220,8 +232,11 @@ class LimaBlock(nn.Module):
         mix = li_step(st[0], self.mix_in(u), a)
         s = u + self.mix_out(mix)
         new = [mix]
+        i = 2 if self.spk_p is not None else 1
         if self.shift_in is not None:
-            s = s + self.shift_out(st[-1])
+            s = s + self.shift_out(st[i])
+        if self.shift2_in is not None:
+            s = s + self.shift2_out(st[-1])
         x = self.fc1(s)
         if self.spk_p is None:
             spk = (x > 0).to(u.dtype)
@@ -231,6 +246,8 @@ class LimaBlock(nn.Module):
             new.append(v - spk)
         if self.shift_in is not None:
             new.append(self.shift_in(u))
+        if self.shift2_in is not None:
+            new += [self.shift2_in(u), st[-2]]
         return s + self.fc2(spk), spk, new[0] if len(new) == 1 else tuple(new)
 
 
@@ -245,7 +262,7 @@ class Lima(nn.Module):
 
     kind = "lima"
 
-    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, **_):
+    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, shift2=0, **_):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         # fanin puts every weight at its fan-in scale: an embedding of O(1)
@@ -255,7 +272,7 @@ class Lima(nn.Module):
         # neurons of every block after the first saturate within a few
         # hundred steps (RESULTS.md, neuro-1-heavy).
         nn.init.normal_(self.embed.weight, std=1.0 if fanin else 1.0 / math.sqrt(d))
-        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift) for _ in range(layers)])
+        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift, shift2=shift2) for _ in range(layers)])
         self.head_bias = nn.Parameter(torch.zeros(vocab))
         self.head_scale = None
         if fanin:
@@ -267,6 +284,8 @@ class Lima(nn.Module):
             self.cfg["lif"] = 1
         if shift:
             self.cfg["shift"] = shift
+        if shift2:
+            self.cfg["shift2"] = shift2
 
     def forward(self, idx):
         u = self.embed(idx)
@@ -296,7 +315,7 @@ class Lima(nn.Module):
         c = self.cfg
         spiking = c["h"] * c["layers"]
         li = c["k"] * c["layers"] + 0
-        syn = c["vocab"] * c["d"] * 2 + c["layers"] * 2 * c["d"] * (c["k"] + c["h"] + c.get("shift", 0))
+        syn = c["vocab"] * c["d"] * 2 + c["layers"] * 2 * c["d"] * (c["k"] + c["h"] + c.get("shift", 0) + c.get("shift2", 0))
         return dict(spiking_neurons=spiking, li_neurons=li, synapses=syn)
 
 
@@ -418,16 +437,16 @@ ARCHS = {"lima": Lima, "rlif": RLIF, "gru": GRUBaseline}
 
 # Configs by size. lite: about 0.4M parameters with the 1k tokenizer.
 CONFIGS = {
-    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0),
+    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0, shift2=0),
     ("rlif", "lite"): dict(hidden=240),
     ("gru", "lite"): dict(d=128, layers=3),
     # standard: about 1.8M parameters with the 1k tokenizer.
-    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0),
+    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0, shift2=0),
     ("gru", "standard"): dict(d=256, layers=4),
     # heavy: about 5.5M parameters with the 1k tokenizer.
     # lite and standard were first trained before fanin existed; their second
     # generation sets it with train.py --fanin (recorded in results.json's cfg).
-    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0),
+    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0, shift2=0),
     ("gru", "heavy"): dict(d=456, layers=4),
 }
 

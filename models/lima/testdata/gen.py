@@ -6,7 +6,9 @@ tiny_gain.pt, tiny_gain.json: the same with the fan-in parametrisation and
 its readout gain (head_scale), set to 2.5; tiny_lif.pt, tiny_lif.json: with
 LIF hidden neurons (lif=1), their time constants spread from under a step to
 several; tiny_shift.pt, tiny_shift.json: LIF hidden neurons and three shift
-channels a block (shift=3), the previous token's residual current.
+channels a block (shift=3), the previous token's residual current;
+tiny_shift2.pt, tiny_shift2.json: as tiny_shift, with two more channels a
+block (shift2=2) that carry the residual current of two tokens back.
 
 Run from the repository root with Debian's PyTorch 1.13:
 
@@ -28,11 +30,12 @@ def main():
     write("tiny_gain", fanin=True)
     write("tiny_lif", fanin=False, lif=1)
     write("tiny_shift", fanin=False, lif=1, shift=3)
+    write("tiny_shift2", fanin=False, lif=1, shift=3, shift2=2)
 
 
-def write(name, fanin, lif=0, shift=0):
+def write(name, fanin, lif=0, shift=0, shift2=0):
     torch.manual_seed(7)
-    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift)
+    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift, shift2=shift2)
     with torch.no_grad():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)

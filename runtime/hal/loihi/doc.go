@@ -76,8 +76,12 @@
 //     Its range and payload shift are sized as a graded neuron's with
 //     no memory. On a pipelined chip the relay is a stage like any
 //     layer and sends the previous token's value, so the synaptic delays
-//     that align a layer's inputs do not change. Longer delays are
-//     refused (a relay chain would hold them; not built).
+//     that align a layer's inputs do not change. A chain of one-step
+//     Delays (lima's shift2 channels, two tokens back) is a chain of
+//     relays, each passing its value to the next through one-to-one
+//     synapses of weight 1 (fold inserts them: a neuron group reaches
+//     another only through synapses). A single Delay of more than one
+//     step is refused, naming the chain as the way to build it.
 //   - Synapse nodes that feed an Output directly (a language model's
 //     head) end in Lava's GradedVec (ModelGradedVec): v = a, read out as
 //     v·U plus the Affine biases, which the host adds (GradedVec has no

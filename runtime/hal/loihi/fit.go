@@ -234,6 +234,9 @@ func estimatePlacement(g *snn.Graph, t *compile.Target, name string) (p *compile
 			p, err = nil, nil
 		}
 	}()
+	if g, err = oneToOne(g); err != nil {
+		return nil, nil
+	}
 	shapes, err := g.Shapes()
 	if err != nil {
 		return nil, nil

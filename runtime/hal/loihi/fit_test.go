@@ -16,7 +16,8 @@ import (
 // residual junctions are Scale nodes, and a head into the Output, with
 // some zero rows, columns and scales so that the patterns are not all
 // dense. With shift > 0 each block also has shift channels, a one-step
-// Delay between two Linear nodes.
+// Delay between two Linear nodes, and as many channels two steps back, two
+// one-step Delays in series.
 func residualProgram(blocks, d, hidden, vocab, shift int, seed uint64) *compile.Program {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	w := func(r, c int) *snn.Tensor {
@@ -56,6 +57,9 @@ func residualProgram(blocks, d, hidden, vocab, shift int, seed uint64) *compile.
 		if shift > 0 {
 			g.Add(n("sin"), &snn.Linear{Weight: w(shift, d)}).Add(n("dl"), &snn.Delay{Delay: []float64{1e-3}}).Add(n("sout"), &snn.Linear{Weight: w(d, shift)}).
 				Connect(prev, n("sin"), n("dl"), n("sout"), n("sum"))
+			g.Add(n("sin2"), &snn.Linear{Weight: w(shift, d)}).Add(n("dl2"), &snn.Delay{Delay: []float64{1e-3}}).
+				Add(n("dl2b"), &snn.Delay{Delay: []float64{1e-3}}).Add(n("sout2"), &snn.Linear{Weight: w(d, shift)}).
+				Connect(prev, n("sin2"), n("dl2"), n("dl2b"), n("sout2"), n("sum"))
 		}
 		prev = n("res")
 	}

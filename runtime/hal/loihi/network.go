@@ -335,6 +335,10 @@ func Convert(p *compile.Program, cfg *Config) (*Network, *ConversionReport, erro
 // synapse node the chip has. It costs n² synapses for n neurons, most of
 // them zero; the counters count only the non-zero ones.
 func fold(g *snn.Graph) (*snn.Graph, *compile.FoldReport, error) {
+	g, err := oneToOne(g)
+	if err != nil {
+		return nil, nil, err
+	}
 	g, frep, err := compile.FoldLinear(g)
 	if err != nil {
 		return nil, nil, err
@@ -375,6 +379,47 @@ func fold(g *snn.Graph) (*snn.Graph, *compile.FoldReport, error) {
 		out.Nodes[name] = &snn.Linear{Weight: w}
 	}
 	return out, frep, nil
+}
+
+// oneToOne returns g with a Scale node of 1, named "<from>/to/<to>", on
+// every edge from one Delay straight into another (a delay of several
+// steps built as a chain of one-step Delays, as models/lima builds its
+// shift2 channels): a neuron group reaches another only through synapses,
+// so each relay passes its value on through one-to-one synapses of
+// weight 1, which fold then turns into a Linear node like any residual
+// junction. g itself is not changed.
+func oneToOne(g *snn.Graph) (*snn.Graph, error) {
+	relay := func(name string) bool { return g.Nodes[name].Kind() == snn.KindDelay }
+	var chained []snn.Edge
+	for _, e := range g.Edges {
+		if relay(e.From) && relay(e.To) {
+			chained = append(chained, e)
+		}
+	}
+	if len(chained) == 0 {
+		return g, nil
+	}
+	shapes, err := g.Shapes()
+	if err != nil {
+		return nil, err
+	}
+	out := &snn.Graph{Nodes: make(map[string]snn.Node, len(g.Nodes)+len(chained)), Edges: make([]snn.Edge, 0, len(g.Edges)+len(chained))}
+	for name, n := range g.Nodes {
+		out.Nodes[name] = n
+	}
+	for _, e := range g.Edges {
+		if !relay(e.From) || !relay(e.To) {
+			out.Edges = append(out.Edges, e)
+			continue
+		}
+		mid := e.From + "/to/" + e.To
+		if _, ok := out.Nodes[mid]; ok {
+			return nil, unsupported(mid, "the name of the synapses from Delay %q to Delay %q is already a node's", e.From, e.To)
+		}
+		out.Nodes[mid] = &snn.Scale{Scale: []float32{1}, Shape: shapes[e.From].Out}
+		out.Edges = append(out.Edges, snn.Edge{From: e.From, To: mid}, snn.Edge{From: mid, To: e.To})
+	}
+	return out, nil
 }
 
 // isLayer reports whether nodes of kind k become a neuron group.
@@ -637,7 +682,7 @@ func params(name string, node snn.Node, i int, dt float64) (neuronParams, error)
 	case *snn.Delay:
 		// The relay program: v = x, no memory, sent a step later.
 		if steps := math.Round(at(x.Delay) / dt); steps != 1 {
-			return np, unsupported(name, "delay %g s at element %d is %g steps of %g s: the chip's relay holds exactly one", at(x.Delay), i, steps, dt)
+			return np, unsupported(name, "delay %g s at element %d is %g steps of %g s: the chip's relay holds exactly one (build longer delays as a chain of one-step Delays)", at(x.Delay), i, steps, dt)
 		}
 		np.c = 1
 		return np, nil

@@ -1,6 +1,7 @@
 package loihi_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -68,10 +69,17 @@ func TestReadoutTracksFloat(t *testing.T) {
 }
 
 // A one-step Delay runs as a relay: the previous step's value, sent as a
-// graded spike, here summed with this step's input into an LI readout and
-// into LIF neurons. The readout tracks the float network's within the
-// payload's rounding, from the first step (when the relay still holds 0).
+// graded spike, here summed with this step's input into an LI readout.
+// Two in series hold a value two steps, as lima's shift2 channels do. The
+// readout tracks the float network's within the payload's rounding, from
+// the first step (when the relays still hold 0).
 func TestDelayRelay(t *testing.T) {
+	for _, relays := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d relays", relays), func(t *testing.T) { testDelayRelay(t, relays) })
+	}
+}
+
+func testDelayRelay(t *testing.T, relays int) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	wt := func(r, c int) *snn.Tensor {
 		w := snn.NewTensor(r, c)
@@ -81,26 +89,41 @@ func TestDelayRelay(t *testing.T) {
 		return w
 	}
 	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{4}}).
-		Add("proj", &snn.Linear{Weight: wt(3, 4)}).Add("dl", &snn.Delay{Delay: []float64{1e-3}, Shape: []int{3}}).
+		Add("proj", &snn.Linear{Weight: wt(3, 4)}).
 		Add("back", &snn.Linear{Weight: wt(2, 3)}).Add("now", &snn.Linear{Weight: wt(2, 4)}).
 		Add("sum", &snn.Scale{Scale: []float32{1}, Shape: []int{2}}).
-		Add("li", &snn.LI{Tau: []float64{2e-3}, R: []float64{1}, VLeak: []float64{0}}).Add("out", &snn.Output{}).
-		Connect("in", "proj", "dl", "back", "sum", "li", "out").Connect("in", "now", "sum")
+		Add("li", &snn.LI{Tau: []float64{2e-3}, R: []float64{1}, VLeak: []float64{0}}).Add("out", &snn.Output{})
+	chain := []string{"in", "proj"}
+	for i := range relays {
+		name := fmt.Sprintf("dl%d", i)
+		g.Add(name, &snn.Delay{Delay: []float64{1e-3}, Shape: []int{3}})
+		chain = append(chain, name)
+	}
+	g.Connect(append(chain, "back", "sum", "li", "out")...).Connect("in", "now", "sum")
 	p := &compile.Program{Graph: g, Dt: 1e-3, Timesteps: 100}
 	worst, peak, delayed := 0.0, 0.0, 0.0
+	last := chain[len(chain)-1]
 	li := run(t, p, hal.Config{}, 1, 100, func(s int) []float32 {
 		x := make([]float32, 4)
 		x[s%4] = float32(1+s%3) / 2 // a different input every step, inside the input port's range
 		return x
 	}, func(s int, cpu, chip hal.Instance) {
 		widen(&worst, &peak, cpu.Output(0), chip.Output(0))
-		widen(&delayed, new(float64), cpu.(hal.Prober).NodeOutput("dl"), chip.(hal.Prober).NodeOutput("dl"))
+		widen(&delayed, new(float64), cpu.(hal.Prober).NodeOutput(last), chip.(hal.Prober).NodeOutput(last))
 	})
-	if m := li.Report().Node("dl").Notes; len(m) == 0 || m[0] != "neuron program: delay" {
-		t.Fatalf("relay notes %q", m)
+	for _, name := range chain[2:] {
+		if m := li.Report().Node(name).Notes; len(m) == 0 || m[0] != "neuron program: delay" {
+			t.Fatalf("relay %s notes %q", name, m)
+		}
 	}
 	t.Logf("largest |float − chip| %.3g, largest |v| %.3g, relay %.3g", worst, peak, delayed)
-	if worst > 2e-3*peak || delayed > 2e-3*peak {
+	// The weights are on a dyadic grid that one relay's units keep, so
+	// the readout is off by its decay's rounding alone. Between two
+	// relays, one-to-one synapses of weight 1 take a step of 1/255 of it
+	// (8-bit weights), the readout's unit is no longer dyadic, and "now"'s
+	// weights round by up to 0.4% (the report's WeightError).
+	tol := map[int]float64{1: 2e-3, 2: 6e-3}[relays]
+	if worst > tol*peak || delayed > 2e-3*peak {
 		t.Fatalf("chip off by %.3g, relay by %.3g (peak %.3g)", worst, delayed, peak)
 	}
 }
