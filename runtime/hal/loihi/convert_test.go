@@ -66,11 +66,14 @@ func TestConvertRefuses(t *testing.T) {
 	liLoop := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc", &snn.Linear{Weight: w()}).
 		Add("li", &snn.LI{Tau: []float64{1e-2}, R: []float64{1}, VLeak: []float64{0}}).Add("rec", &snn.Linear{Weight: w()}).
 		Add("out", &snn.Output{}).Connect("in", "fc", "li", "out").Connect("li", "rec", "li")
-	// The relay holds one step; a Delay straight off the Input has no
-	// synapses to take its input through.
-	delay := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc0", &snn.Linear{Weight: w()}).
-		Add("dl", &snn.Delay{Delay: []float64{1e-3, 2e-3}}).Add("fc", &snn.Linear{Weight: w()}).Add("n", lif()).
-		Add("out", &snn.Output{}).Connect("in", "fc0", "dl", "fc", "n", "out")
+	// A relay chain holds the same delay for every element, up to 64
+	// steps; a Delay straight off the Input has no synapses to take its
+	// input through.
+	delayOf := func(d ...float64) *snn.Graph {
+		return snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("fc0", &snn.Linear{Weight: w()}).
+			Add("dl", &snn.Delay{Delay: d}).Add("fc", &snn.Linear{Weight: w()}).Add("n", lif()).
+			Add("out", &snn.Output{}).Connect("in", "fc0", "dl", "fc", "n", "out")
+	}
 	bareDelay := snn.NewGraph().Add("in", &snn.Input{Shape: []int{2}}).Add("dl", &snn.Delay{Delay: []float64{1e-3}}).
 		Add("fc", &snn.Linear{Weight: w()}).Add("n", lif()).Add("out", &snn.Output{}).Connect("in", "dl", "fc", "n", "out")
 	// A Scale junction on a cycle is not folded (the cycle's step of delay
@@ -90,7 +93,9 @@ func TestConvertRefuses(t *testing.T) {
 		{"refractory", "n", "refractory", prog(refr)},
 		{"threshold", "n", "v_threshold", prog(negTh)},
 		{"graded spikes in a cycle", "rec", "cycle", &compile.Program{Graph: liLoop}},
-		{"two-step delay", "dl", "2 steps", &compile.Program{Graph: delay}},
+		{"delays that differ", "dl", "2 steps", &compile.Program{Graph: delayOf(1e-3, 2e-3)}},
+		{"delay of 65 steps", "dl", "65 steps", &compile.Program{Graph: delayOf(65e-3)}},
+		{"delay of half a step", "dl", "0 steps", &compile.Program{Graph: delayOf(0.4e-3)}},
 		{"Delay off the Input", "dl", "Linear or Affine", &compile.Program{Graph: bareDelay}},
 		{"Scale on a cycle", "sc", "Scale", &compile.Program{Graph: scaleLoop}},
 		{"Threshold into Threshold", "th2", "Linear or Affine", &compile.Program{Graph: bareTh}},

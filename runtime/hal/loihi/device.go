@@ -129,11 +129,15 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 		return nil, fmt.Errorf("loihi: program has no graph")
 	}
 	t := Target()
-	// Refuse what cannot fit before folding: the fold is most of the cost.
-	if _, err := estimatePlacement(p.Graph, &t, p.Name); err != nil {
+	g, err := relayChains(p.Graph, p.Dt)
+	if err != nil {
 		return nil, fmt.Errorf("loihi: %w", err)
 	}
-	g, frep, err := fold(p.Graph)
+	// Refuse what cannot fit before folding: the fold is most of the cost.
+	if _, err := estimatePlacement(g, &t, p.Name); err != nil {
+		return nil, fmt.Errorf("loihi: %w", err)
+	}
+	g, frep, err := fold(g)
 	if err != nil {
 		return nil, fmt.Errorf("loihi: %w", err)
 	}

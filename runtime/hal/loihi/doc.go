@@ -76,12 +76,14 @@
 //     Its range and payload shift are sized as a graded neuron's with
 //     no memory. On a pipelined chip the relay is a stage like any
 //     layer and sends the previous token's value, so the synaptic delays
-//     that align a layer's inputs do not change. A chain of one-step
-//     Delays (lima's shift2 channels, two tokens back) is a chain of
-//     relays, each passing its value to the next through one-to-one
-//     synapses of weight 1 (fold inserts them: a neuron group reaches
-//     another only through synapses). A single Delay of more than one
-//     step is refused, naming the chain as the way to build it.
+//     that align a layer's inputs do not change. A Delay of n steps
+//     (2 to 64, the same for every element) becomes n relays in series,
+//     the last keeping its name, and a chain of one-step Delays (lima's
+//     shift2 channels, two tokens back) is one already: each relay
+//     passes its value to the next through one-to-one synapses of weight
+//     1 (fold inserts them, since a neuron group reaches another only
+//     through synapses). Delays that differ between elements, or that are
+//     not a whole number of steps, are refused by name.
 //   - Synapse nodes that feed an Output directly (a language model's
 //     head) end in Lava's GradedVec (ModelGradedVec): v = a, read out as
 //     v·U plus the Affine biases, which the host adds (GradedVec has no

@@ -320,12 +320,83 @@ func Convert(p *compile.Program, cfg *Config) (*Network, *ConversionReport, erro
 	if p == nil || p.Graph == nil {
 		return nil, nil, fmt.Errorf("loihi: program has no graph")
 	}
-	g, frep, err := fold(p.Graph)
+	g, err := relayChains(p.Graph, p.Dt)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, frep, err := fold(g)
 	if err != nil {
 		return nil, nil, err
 	}
 	return convert(p, g, frep, cfg)
 }
+
+// relayChains returns g with every Delay of n > 1 steps of dt (the same n
+// for all its elements) replaced by n one-step Delays in series, named
+// "<name>/1" … "<name>/<n−1>" and then name itself, so that the last
+// relay is the node the graph's edges and probes name. A relay holds one
+// step; oneToOne (in fold) joins them. Delays that are not a whole,
+// uniform number of steps are left for params to refuse by name. g
+// itself is not changed.
+func relayChains(g *snn.Graph, dt float64) (*snn.Graph, error) {
+	if dt == 0 {
+		dt = 1e-3
+	}
+	chains := map[string]int{}
+	for name, n := range g.Nodes {
+		d, ok := n.(*snn.Delay)
+		if !ok || len(d.Delay) == 0 {
+			continue
+		}
+		steps := math.Round(d.Delay[0] / dt)
+		uniform := steps > 1 && steps <= maxRelayChain
+		for _, x := range d.Delay[1:] {
+			uniform = uniform && math.Round(x/dt) == steps
+		}
+		if uniform {
+			chains[name] = int(steps)
+		}
+	}
+	if len(chains) == 0 {
+		return g, nil
+	}
+	shapes, err := g.Shapes()
+	if err != nil {
+		return nil, err
+	}
+	out := &snn.Graph{Nodes: make(map[string]snn.Node, len(g.Nodes)), Edges: make([]snn.Edge, 0, len(g.Edges))}
+	for name, n := range g.Nodes {
+		out.Nodes[name] = n
+	}
+	for name, steps := range chains {
+		relay := func(i int) string {
+			if i == steps {
+				return name
+			}
+			return fmt.Sprintf("%s/%d", name, i)
+		}
+		for i := 1; i <= steps; i++ {
+			if _, ok := g.Nodes[relay(i)]; ok && i < steps {
+				return nil, unsupported(relay(i), "the name of relay %d of Delay %q (%d steps) is already a node's", i, name, steps)
+			}
+			out.Nodes[relay(i)] = &snn.Delay{Delay: []float64{dt}, Shape: shapes[name].Out}
+			if i > 1 {
+				out.Edges = append(out.Edges, snn.Edge{From: relay(i - 1), To: relay(i)})
+			}
+		}
+	}
+	for _, e := range g.Edges {
+		if _, ok := chains[e.To]; ok {
+			e.To = e.To + "/1"
+		}
+		out.Edges = append(out.Edges, e)
+	}
+	return out, nil
+}
+
+// maxRelayChain bounds the relays one Delay becomes: a neuron group each,
+// so a longer delay would spend the chip's cores on holding a value.
+const maxRelayChain = 64
 
 // fold runs compile.FoldLinear, then turns each Scale node it left (a
 // region on a cycle, such as snnTorch's one-to-one recurrence, RSynaptic
@@ -682,7 +753,7 @@ func params(name string, node snn.Node, i int, dt float64) (neuronParams, error)
 	case *snn.Delay:
 		// The relay program: v = x, no memory, sent a step later.
 		if steps := math.Round(at(x.Delay) / dt); steps != 1 {
-			return np, unsupported(name, "delay %g s at element %d is %g steps of %g s: the chip's relay holds exactly one (build longer delays as a chain of one-step Delays)", at(x.Delay), i, steps, dt)
+			return np, unsupported(name, "delay %g s at element %d is %g steps of %g s: the chip holds a delay as a chain of one-step relays, 1 to %d steps, the same for every element", at(x.Delay), i, steps, dt, maxRelayChain)
 		}
 		np.c = 1
 		return np, nil
