@@ -36,8 +36,8 @@
 // projected to j channels, delayed one step (an snn.Delay node) and
 // projected back, to the current that feeds the hidden neurons: the LI
 // channels' exponential averages cannot single out the last token.
-// shift2 channels do the same for the token before it, through two
-// one-step Delays in series.
+// shift2 channels do the same for the token before it, through a Delay
+// of two steps.
 //
 // The package is an example of pytorch.Architecture as much as a part of
 // the product: it reads its tensors only through pytorch.StateDict, as a

@@ -72,10 +72,8 @@ func (Architecture) Match(sd *pytorch.StateDict) bool {
 //
 // and one with shift2_in and shift2_out, two tokens back,
 //
-//	u → b{i}.shift2_in → b{i}.shift2 (Delay, one step) → b{i}.shift2_1 (Delay, one step) → b{i}.shift2_out → b{i}.sum,
+//	u → b{i}.shift2_in (Linear) → b{i}.shift2 (Delay, two steps) → b{i}.shift2_out (Linear) → b{i}.sum;
 //
-// a chain of one-step Delays rather than one of two steps, so that a chip
-// which relays a spike one step at a time runs it as built;
 // with u the embedding's output for block 0 and the previous block's out
 // after it; then head (Affine: the embedding's weight, times head_scale
 // where the state_dict has one, and head_bias) and logits (Output). The
@@ -276,18 +274,10 @@ func addShift(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, name
 	if shiftOut.Shape[0] != d || shiftOut.Shape[1] != j {
 		return &compile.UnsupportedError{Node: outKey, Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d, %d %s channels)", shiftOut.Shape, d, j, d, j, name)}
 	}
-	chain := []string{u, p + name + "_in"}
-	g.Add(p+name+"_in", &snn.Linear{Weight: shiftIn})
-	for s := range steps {
-		hold := p + name
-		if s > 0 {
-			hold = fmt.Sprintf("%s%s_%d", p, name, s)
-		}
-		g.Add(hold, &snn.Delay{Delay: []float64{dt}, Shape: []int{j}})
-		chain = append(chain, hold)
-	}
-	g.Add(p+name+"_out", &snn.Linear{Weight: shiftOut})
-	g.Connect(append(chain, p+name+"_out", p+"sum")...)
+	g.Add(p+name+"_in", &snn.Linear{Weight: shiftIn}).
+		Add(p+name, &snn.Delay{Delay: []float64{float64(steps) * dt}, Shape: []int{j}}).
+		Add(p+name+"_out", &snn.Linear{Weight: shiftOut}).
+		Connect(u, p+name+"_in", p+name, p+name+"_out", p+"sum")
 	return nil
 }
 

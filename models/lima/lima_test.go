@@ -59,8 +59,8 @@ func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind) {
 	if n := len(g.NamesOfKind(hidden)); n != 2 {
 		t.Fatalf("%d %s nodes, want one per block (2)", n, hidden)
 	}
-	// A Delay of one step per shift channel group, two for shift2's.
-	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 6}[path.Base(fixture)]
+	// A Delay per block for each group of shift channels.
+	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 4}[path.Base(fixture)]
 	if n := len(g.NamesOfKind(snn.KindDelay)); n != wantDelays {
 		t.Fatalf("%d Delay nodes, want %d", n, wantDelays)
 	}

@@ -84,19 +84,17 @@ def lima_graph(m):
                   [f"{p}.mix_out", f"{p}.sum"], [prev, f"{p}.sum"],
                   [f"{p}.sum", f"{p}.fc1"], [f"{p}.fc1", f"{p}.spk"], [f"{p}.spk", f"{p}.fc2"],
                   [f"{p}.fc2", f"{p}.out"], [f"{p}.sum", f"{p}.out"]]
-        # shift channels: the residual current `steps` tokens back, through a
-        # chain of one-step Delays (as models/lima builds them)
+        # shift channels: the residual current `steps` tokens back
         for name, lin_in, lin_out, steps in (("shift", b.shift_in, b.shift_out, 1),
                                              ("shift2", b.shift2_in, b.shift2_out, 2)):
             if lin_in is None:
                 continue
             T[f"{p}.{name}_in.weight"] = f32(lin_in.weight)
             T[f"{p}.{name}_out.weight"] = f32(lin_out.weight)
-            holds = [f"{p}.{name}"] + [f"{p}.{name}_{s}" for s in range(1, steps)]
-            nodes += [dict(name=f"{p}.{name}_in", kind="Linear", weight=f"{p}.{name}_in.weight")]
-            nodes += [dict(name=h, kind="Delay", delay=arch.DT, n=lin_in.out_features) for h in holds]
-            nodes += [dict(name=f"{p}.{name}_out", kind="Linear", weight=f"{p}.{name}_out.weight")]
-            chain = [prev, f"{p}.{name}_in"] + holds + [f"{p}.{name}_out", f"{p}.sum"]
+            nodes += [dict(name=f"{p}.{name}_in", kind="Linear", weight=f"{p}.{name}_in.weight"),
+                      dict(name=f"{p}.{name}", kind="Delay", delay=steps * arch.DT, n=lin_in.out_features),
+                      dict(name=f"{p}.{name}_out", kind="Linear", weight=f"{p}.{name}_out.weight")]
+            chain = [prev, f"{p}.{name}_in", f"{p}.{name}", f"{p}.{name}_out", f"{p}.sum"]
             edges += [list(e) for e in zip(chain, chain[1:])]
         prev = f"{p}.out"
     T["head.weight"] = f32(E)
