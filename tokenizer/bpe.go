@@ -18,6 +18,9 @@ type encodeState struct {
 	// heap path
 	next, prev []int32
 	h          mergeHeap
+	// work counts the steps taken, for tests that check encoding stays
+	// linear in the text: a pre-token cut, a merge candidate looked at.
+	work int
 }
 
 func newEncodeState() *encodeState {
@@ -86,6 +89,7 @@ func (t *Tokenizer) mergeScan(st *encodeState, dst []int, w string) []int {
 		ranks = append(ranks, r)
 	}
 	for len(syms) > 1 {
+		st.work += len(ranks)
 		best, bi := noRank, -1
 		for i, r := range ranks {
 			if r < best {
@@ -147,8 +151,10 @@ func (t *Tokenizer) mergeHeap(st *encodeState, dst []int, w string) []int {
 		}
 	}
 	h.init()
+	st.work += len(h)
 	for len(h) > 0 {
 		it := h.pop()
+		st.work++
 		p := it.pos
 		if syms[p] < 0 {
 			continue // merged into its left neighbour

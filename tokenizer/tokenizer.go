@@ -322,6 +322,7 @@ func (t *Tokenizer) encodeSegment(st *encodeState, dst []int, seg string) []int 
 	}
 	for i := 0; i < len(seg); {
 		j := nextPiece(seg, i)
+		st.work++
 		dst = t.encodeWord(st, dst, seg[i:j])
 		i = j
 	}
