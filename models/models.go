@@ -71,7 +71,7 @@ type builtin struct {
 }
 
 var builtins = []builtin{
-	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-lr10-wd5", baseline: "lite-gru-2x-lr10-wd5", tokenizer: "neuro-bpe-1k", size: "lite"},
+	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-lr10-wd5", baseline: "lite-gru-2x-lr10-wd5m", tokenizer: "neuro-bpe-1k", size: "lite"},
 	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
@@ -276,6 +276,9 @@ type results struct {
 		Slope   float64 `json:"slope"`   // --slope: the surrogate gradient's, 5 unless set
 		LR      float64 `json:"lr"`      // --lr: the peak learning rate
 		WD      float64 `json:"wd"`      // --wd: AdamW's weight decay, 0.01 unless set
+		// --wd-params: "matrices" when the decay spared biases and time
+		// constants; "all" or absent (older runs) when it did not.
+		WDParams string `json:"wd_params"`
 	} `json:"args"`
 	Counts struct {
 		Spiking  int `json:"spiking_neurons"`
@@ -314,7 +317,22 @@ func (r *results) flags() string {
 	if r.Args.WD != 0 && r.Args.WD != 0.01 {
 		f += fmt.Sprintf(" --wd %g", r.Args.WD)
 	}
+	if r.Args.WDParams == "matrices" {
+		f += " --wd-params matrices"
+	}
 	return f
+}
+
+// decay says how the run's weight decay was applied, for a card.
+func (r *results) decay() string {
+	wd := r.Args.WD
+	if wd == 0 {
+		wd = 0.01
+	}
+	if r.Args.WDParams == "matrices" {
+		return fmt.Sprintf("a weight decay of %g on its weight matrices (not its biases)", wd)
+	}
+	return fmt.Sprintf("a weight decay of %g", wd)
 }
 
 func readResults(run string) (*results, error) {
@@ -397,7 +415,7 @@ func (b builtin) card() (runtime.Card, error) {
 	if base, err := readResults(b.baseline); err == nil {
 		card.Quality["baseline_heldout_bits_per_byte"] = round(base.Heldout.BPB, 4)
 		card.Quality["spiking_cost"] = round(r.Heldout.BPB/base.Heldout.BPB-1, 4)
-		baseline := fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps at a peak learning rate of %g and a weight decay of %g; spiking_cost is the relative difference in held-out bits per byte", base.Params, base.Args.LR, base.Args.WD)
+		baseline := fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps at a peak learning rate of %g and %s; spiking_cost is the relative difference in held-out bits per byte", base.Params, base.Args.LR, base.decay())
 		switch r.Args.Distill {
 		case "":
 		case b.baseline:
