@@ -169,7 +169,7 @@ class LimaBlock(nn.Module):
             self.shift_out = nn.Linear(shift, d, bias=False)
             nn.init.normal_(self.shift_out.weight, std=0.5 / math.sqrt(shift))
         # shift2: channels that carry the residual current of two tokens
-        # back (two Delays of one step in the graph).
+        # back (a Delay of two steps in the graph).
         self.shift2_in = self.shift2_out = None
         if shift2:
             self.shift2_in = nn.Linear(d, shift2, bias=False)

@@ -453,28 +453,28 @@ func fold(g *snn.Graph) (*snn.Graph, *compile.FoldReport, error) {
 }
 
 // oneToOne returns g with a Scale node of 1, named "<from>/to/<to>", on
-// every edge from one Delay straight into another (a delay of several
-// steps built as a chain of one-step Delays, as models/lima builds its
-// shift2 channels): a neuron group reaches another only through synapses,
+// every edge from one Delay straight into another (a chain of one-step
+// Delays, as relayChains makes of a longer one or a user may build): a
+// neuron group reaches another only through synapses,
 // so each relay passes its value on through one-to-one synapses of
 // weight 1, which fold then turns into a Linear node like any residual
 // junction. g itself is not changed.
 func oneToOne(g *snn.Graph) (*snn.Graph, error) {
 	relay := func(name string) bool { return g.Nodes[name].Kind() == snn.KindDelay }
-	var chained []snn.Edge
+	chained := 0
 	for _, e := range g.Edges {
 		if relay(e.From) && relay(e.To) {
-			chained = append(chained, e)
+			chained++
 		}
 	}
-	if len(chained) == 0 {
+	if chained == 0 {
 		return g, nil
 	}
 	shapes, err := g.Shapes()
 	if err != nil {
 		return nil, err
 	}
-	out := &snn.Graph{Nodes: make(map[string]snn.Node, len(g.Nodes)+len(chained)), Edges: make([]snn.Edge, 0, len(g.Edges)+len(chained))}
+	out := &snn.Graph{Nodes: make(map[string]snn.Node, len(g.Nodes)+chained), Edges: make([]snn.Edge, 0, len(g.Edges)+chained)}
 	for name, n := range g.Nodes {
 		out.Nodes[name] = n
 	}
