@@ -28,6 +28,8 @@
 //	                                  optional, both or neither: j shift channels
 //	blocks.{i}.shift2_in.weight (j, d), blocks.{i}.shift2_out.weight (d, j)
 //	                                  optional, both or neither: j channels two tokens back
+//	blocks.{i}.rec_in.weight    (r, h), blocks.{i}.rec_out.weight   (d, r)
+//	                                  optional, both or neither: r channels of the block's own spikes
 //
 // Without spk_p a block's hidden neurons are stateless Threshold nodes
 // (fc1's bias carries each one's threshold); with it they are LIF nodes
@@ -37,7 +39,12 @@
 // projected back, to the current that feeds the hidden neurons: the LI
 // channels' exponential averages cannot single out the last token.
 // shift2 channels do the same for the token before it, through a Delay
-// of two steps.
+// of two steps. rec channels carry the block's own spikes of the previous
+// token, projected to r channels and back, into the same current, so that
+// what a block fired on one token shapes what it and the blocks after it
+// see on the next: through a Delay of one step into the block's output,
+// and through a cycle back into its hidden neurons, which the simulator
+// closes with its step of delay.
 //
 // The package is an example of pytorch.Architecture as much as a part of
 // the product: it reads its tensors only through pytorch.StateDict, as a
@@ -50,6 +57,7 @@
 //     blocks.0.mix_p; once claimed, any other key, a missing block or
 //     tensor, or a shape that disagrees with the others is a
 //     *compile.UnsupportedError naming the key.
-//   - One timestep per token; the graph is feed-forward, so the token's
-//     logits leave in the step it enters.
+//   - One timestep per token; the token's logits leave in the step it
+//     enters. The graph is feed-forward but for rec channels, whose cycle
+//     is delayed on its edge back into b{i}.spk and nowhere else.
 package lima

@@ -49,8 +49,15 @@ var shiftKeys = func() []string {
 	return keys
 }()
 
+// recKeys are the optional rec channels of a block: its hidden neurons'
+// spikes, projected to r channels and back into the residual current one
+// step late (a cycle), both tensors or neither.
+var recKeys = []string{"rec_in.weight", "rec_out.weight"}
+
 // optional reports whether local is one of a block's optional tensors.
-func optional(local string) bool { return local == lifKey || slices.Contains(shiftKeys, local) }
+func optional(local string) bool {
+	return local == lifKey || slices.Contains(shiftKeys, local) || slices.Contains(recKeys, local)
+}
 
 // Match reports whether sd has lima's keys.
 func (Architecture) Match(sd *pytorch.StateDict) bool {
@@ -72,7 +79,18 @@ func (Architecture) Match(sd *pytorch.StateDict) bool {
 //
 // and one with shift2_in and shift2_out, two tokens back,
 //
-//	u → b{i}.shift2_in (Linear) → b{i}.shift2 (Delay, two steps) → b{i}.shift2_out (Linear) → b{i}.sum;
+//	u → b{i}.shift2_in (Linear) → b{i}.shift2 (Delay, two steps) → b{i}.shift2_out (Linear) → b{i}.sum,
+//
+// and one with rec_in and rec_out adds its spikes of the previous token to
+// the residual current, which in PyTorch is one path into b{i}.sum. Here it
+// is two, so that no linear node shares a cycle with the residual (which
+// would keep a chip from folding it into synapses):
+//
+//	b{i}.spk → b{i}.rec_in (Linear) → b{i}.rec (Delay, one step) → b{i}.rec_out (Linear) → b{i}.out
+//	b{i}.spk → b{i}.rec_loop (Linear: fc1 · rec_out · rec_in) → b{i}.spk
+//
+// the first for the blocks after it, the second, a cycle whose edge back
+// into b{i}.spk the simulator delays by a step, for its own neurons;
 //
 // with u the embedding's output for block 0 and the previous block's out
 // after it; then head (Affine: the embedding's weight, times head_scale
@@ -95,7 +113,7 @@ func (Architecture) Build(sd *pytorch.StateDict, opts *compile.ImportOptions) (*
 		pre, local, _ := strings.Cut(rest, ".")
 		i, err := strconv.Atoi(pre)
 		if err != nil || i < 0 || i >= sd.Len() || strconv.Itoa(i) != pre || !slices.Contains(blockKeys, local) && !optional(local) {
-			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(slices.Concat(blockKeys, []string{lifKey}, shiftKeys), ", ") + ")"}
+			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(slices.Concat(blockKeys, []string{lifKey}, shiftKeys, recKeys), ", ") + ")"}
 		}
 		blocks[i] = true
 	}
@@ -226,9 +244,28 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 	}
 	p := fmt.Sprintf("b%d.", i)
 	for _, s := range shifts {
-		if err := addShift(g, sd, key, s.name, s.steps, p, u, d, dt); err != nil {
+		in, out, err := channels(sd, key, s.name, d, fmt.Sprintf("width %d", d), d)
+		if err != nil {
 			return err
 		}
+		if in != nil {
+			g.Add(p+s.name+"_in", &snn.Linear{Weight: in}).
+				Add(p+s.name, &snn.Delay{Delay: []float64{float64(s.steps) * dt}, Shape: []int{in.Shape[0]}}).
+				Add(p+s.name+"_out", &snn.Linear{Weight: out}).
+				Connect(u, p+s.name+"_in", p+s.name, p+s.name+"_out", p+"sum")
+		}
+	}
+	recIn, recOut, err := channels(sd, key, "rec", h, fmt.Sprintf("%d hidden neurons", h), d)
+	if err != nil {
+		return err
+	}
+	if recIn != nil {
+		g.Add(p+"rec_in", &snn.Linear{Weight: recIn}).
+			Add(p+"rec", &snn.Delay{Delay: []float64{dt}, Shape: []int{recIn.Shape[0]}}).
+			Add(p+"rec_out", &snn.Linear{Weight: recOut}).
+			Add(p+"rec_loop", &snn.Linear{Weight: product(fc1, recOut, recIn)}).
+			Connect(p+"spk", p+"rec_in", p+"rec", p+"rec_out", p+"out").
+			Connect(p+"spk", p+"rec_loop", p+"spk")
 	}
 	g.Add(p+"mix_in", &snn.Linear{Weight: mixIn}).
 		Add(p+"mix", &snn.LI{Tau: tau, R: []float64{1}, VLeak: []float64{0}}).
@@ -244,41 +281,67 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 	return nil
 }
 
-// addShift adds a block's shift channels called name, delayed by steps,
-// as nodes p+name+"*" between u and p+"sum", if the state_dict has them.
-func addShift(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, name string, steps int, p, u string, d int, dt float64) error {
+// channels returns a block's channels called name, the tensors
+// name_in.weight (j, src) and name_out.weight (d, j), or nil and nil if
+// the state_dict has neither. They read a node of width src, which
+// srcDesc describes in errors.
+func channels(sd *pytorch.StateDict, key func(string) string, name string, src int, srcDesc string, d int) (in, out *snn.Tensor, err error) {
 	inKey, outKey := key(name+"_in.weight"), key(name+"_out.weight")
-	in, out := sd.Has(inKey), sd.Has(outKey)
-	if !in && !out {
-		return nil
+	hasIn, hasOut := sd.Has(inKey), sd.Has(outKey)
+	if !hasIn && !hasOut {
+		return nil, nil, nil
 	}
-	if !in || !out {
+	if !hasIn || !hasOut {
 		missing := inKey
-		if in {
+		if hasIn {
 			missing = outKey
 		}
-		return &compile.UnsupportedError{Node: missing, Reason: fmt.Sprintf("missing: a block's %s channels need both %s_in.weight and %s_out.weight", name, name, name)}
+		return nil, nil, &compile.UnsupportedError{Node: missing, Reason: fmt.Sprintf("missing: a block's %s channels need both %s_in.weight and %s_out.weight", name, name, name)}
 	}
-	shiftIn, err := sd.Tensor(inKey, 2)
-	if err != nil {
-		return err
+	if in, err = sd.Tensor(inKey, 2); err != nil {
+		return nil, nil, err
 	}
-	shiftOut, err := sd.Tensor(outKey, 2)
-	if err != nil {
-		return err
+	if out, err = sd.Tensor(outKey, 2); err != nil {
+		return nil, nil, err
 	}
-	j := shiftIn.Shape[0]
-	if shiftIn.Shape[1] != d {
-		return &compile.UnsupportedError{Node: inKey, Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d)", shiftIn.Shape, j, d, d)}
+	j := in.Shape[0]
+	if in.Shape[1] != src {
+		return nil, nil, &compile.UnsupportedError{Node: inKey, Reason: fmt.Sprintf("shape %v, want [%d %d] (%s)", in.Shape, j, src, srcDesc)}
 	}
-	if shiftOut.Shape[0] != d || shiftOut.Shape[1] != j {
-		return &compile.UnsupportedError{Node: outKey, Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d, %d %s channels)", shiftOut.Shape, d, j, d, j, name)}
+	if out.Shape[0] != d || out.Shape[1] != j {
+		return nil, nil, &compile.UnsupportedError{Node: outKey, Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d, %d %s channels)", out.Shape, d, j, d, j, name)}
 	}
-	g.Add(p+name+"_in", &snn.Linear{Weight: shiftIn}).
-		Add(p+name, &snn.Delay{Delay: []float64{float64(steps) * dt}, Shape: []int{j}}).
-		Add(p+name+"_out", &snn.Linear{Weight: shiftOut}).
-		Connect(u, p+name+"_in", p+name, p+name+"_out", p+"sum")
-	return nil
+	return in, out, nil
+}
+
+// product returns the matrix product a · b · c, computed in float64 and
+// rounded to float32 once.
+func product(a, b, c *snn.Tensor) *snn.Tensor {
+	r, n, m, k := a.Shape[0], a.Shape[1], b.Shape[1], c.Shape[1]
+	ab := make([]float64, r*m)
+	for i := range r {
+		for j := range n {
+			x := float64(a.Data[i*n+j])
+			for l := range m {
+				ab[i*m+l] += x * float64(b.Data[j*m+l])
+			}
+		}
+	}
+	abc := make([]float64, k)
+	out := snn.NewTensor(r, k)
+	for i := range r {
+		clear(abc)
+		for l := range m {
+			x := ab[i*m+l]
+			for j := range k {
+				abc[j] += x * float64(c.Data[l*k+j])
+			}
+		}
+		for j, x := range abc {
+			out.Data[i*k+j] = float32(x)
+		}
+	}
+	return out
 }
 
 // timeConstants turns the decay parameters p of the tensor named key into

@@ -20,14 +20,15 @@ import (
 
 // TestLimaMatchesPyTorch imports small lima models, without and with a
 // readout gain, with LIF hidden neurons, with LIF hidden neurons and
-// shift channels, and with shift channels of one and of two tokens back,
-// and runs them token by token: the logits must match PyTorch's float64
+// shift channels, with shift channels of one and of two tokens back, and
+// with rec channels (a cycle through the hidden neurons), and runs them
+// token by token: the logits must match PyTorch's float64
 // step-by-step forward.
 func TestLimaMatchesPyTorch(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		kind snn.Kind // the hidden neurons' node kind
-	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}, {"tiny_shift", snn.KindLIF}, {"tiny_shift2", snn.KindLIF}} {
+	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}, {"tiny_shift", snn.KindLIF}, {"tiny_shift2", snn.KindLIF}, {"tiny_rec", snn.KindLIF}} {
 		t.Run(c.name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/"+c.name, c.kind) })
 	}
 }
@@ -59,8 +60,8 @@ func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind) {
 	if n := len(g.NamesOfKind(hidden)); n != 2 {
 		t.Fatalf("%d %s nodes, want one per block (2)", n, hidden)
 	}
-	// A Delay per block for each group of shift channels.
-	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 4}[path.Base(fixture)]
+	// A Delay per block for each group of shift channels, and one for rec.
+	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 4, "tiny_rec": 4}[path.Base(fixture)]
 	if n := len(g.NamesOfKind(snn.KindDelay)); n != wantDelays {
 		t.Fatalf("%d Delay nodes, want %d", n, wantDelays)
 	}
@@ -130,6 +131,15 @@ func TestLimaRefusesMalformed(t *testing.T) {
 			m["blocks.0.shift_in.weight"] = []int{2, d + 1}
 			m["blocks.0.shift_out.weight"] = []int{d, 2}
 		}, nil, "blocks.0.shift_in.weight"},
+		{"rec without its readout", func(m map[string][]int) { m["blocks.0.rec_in.weight"] = []int{2, h} }, nil, "blocks.0.rec_out.weight"},
+		{"rec reading the residual", func(m map[string][]int) {
+			m["blocks.0.rec_in.weight"] = []int{2, d}
+			m["blocks.0.rec_out.weight"] = []int{d, 2}
+		}, nil, "blocks.0.rec_in.weight"},
+		{"rec width", func(m map[string][]int) {
+			m["blocks.0.rec_in.weight"] = []int{2, h}
+			m["blocks.0.rec_out.weight"] = []int{d, 3}
+		}, nil, "blocks.0.rec_out.weight"},
 		{"block gap", func(m map[string][]int) {
 			for _, key := range blockKeys {
 				m["blocks.2."+key] = full["blocks.0."+key]
@@ -210,7 +220,7 @@ func filled(t testing.TB, shapes map[string][]int, fill map[string]float32) *pyt
 // seeded with the fixtures: Build must return a graph that validates or an
 // error, never panic, and stay within MaxBytes.
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"tiny", "tiny_gain", "tiny_shift", "tiny_shift2"} {
+	for _, name := range []string{"tiny", "tiny_gain", "tiny_shift", "tiny_shift2", "tiny_rec"} {
 		b, err := os.ReadFile("testdata/" + name + ".pt")
 		if err != nil {
 			f.Fatal(err)

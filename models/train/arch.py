@@ -142,6 +142,70 @@ class LIFScan(torch.autograd.Function):
         return gx, ga, None
 
 
+@torch.jit.script
+def _rec_fwd(x, a, p, q):
+    """_lif_fwd with the last step's spikes fed back: the input of step t is
+    x_t + p q s_{t-1} (p: (H, R), q: (R, H), a rank-R recurrence). Returns s
+    and v (before the reset)."""
+    v = torch.zeros_like(x[:, 0])
+    s = torch.zeros_like(x[:, 0])
+    vs, ss = [], []
+    for t in range(x.shape[1]):
+        xt = x[:, t] + (s @ q.t()) @ p.t()
+        v = xt + (v - xt) * a
+        s = (v > 1.0).to(x.dtype)
+        vs.append(v)
+        ss.append(s)
+        v = v - s
+    return torch.stack(ss, 1), torch.stack(vs, 1)
+
+
+@torch.jit.script
+def _rec_bwd(g, x, v, s, a, p, q, slope: float):
+    """Backpropagation through time of _rec_fwd (the reset detached, the
+    spike's gradient the fast-sigmoid surrogate at v - 1): the gradients of
+    x, a, p and q."""
+    T = x.shape[1]
+    gv_next = torch.zeros_like(x[:, 0])
+    gx_next = torch.zeros_like(x[:, 0])
+    gx = torch.empty_like(x)
+    ga = torch.zeros_like(a)
+    sur = 1.0 / (1.0 + slope * (v - 1.0).abs()) ** 2
+    prev_s = F.pad(s, [0, 0, 1, 0])[:, :-1]  # s_{t-1}, 0 at t = 0
+    xin = x + (prev_s @ q.t()) @ p.t()  # each step's whole input
+    for t in range(T - 1, -1, -1):
+        gs = g[:, t] + (gx_next @ p) @ q  # its spike: the loss, and x_{t+1}
+        gv = gs * sur[:, t] + gv_next * a
+        gxt = gv * (1.0 - a)
+        gx[:, t] = gxt
+        prev = v[:, t - 1] - s[:, t - 1] if t > 0 else torch.zeros_like(x[:, 0])
+        ga += (gv * (prev - xin[:, t])).sum(0)
+        gv_next = gv
+        gx_next = gxt
+    c = prev_s @ q.t()  # (B, T, R)
+    gp = torch.einsum("bth,btr->hr", gx, c)
+    gq = torch.einsum("btr,bth->rh", gx @ p, prev_s)
+    return gx, ga, gp, gq
+
+
+class RecLIFScan(torch.autograd.Function):
+    """LIFScan with the block's spikes of the last token fed back into the
+    neurons' input through a rank-R product p q."""
+
+    @staticmethod
+    def forward(ctx, x, a, p, q, slope):
+        s, v = _rec_fwd(x, a, p, q)
+        ctx.save_for_backward(x, v, s, a, p, q)
+        ctx.slope = slope
+        return s
+
+    @staticmethod
+    def backward(ctx, g):
+        x, v, s, a, p, q = ctx.saved_tensors
+        gx, ga, gp, gq = _rec_bwd(g.contiguous(), x, v, s, a, p, q, float(ctx.slope))
+        return gx, ga, gp, gq, None
+
+
 def li_step(v, x, a):
     """One LI step exactly as snn writes it (zero-order hold, v_leak 0, R 1)."""
     return x + (v - x) * a
@@ -154,9 +218,14 @@ class LimaBlock(nn.Module):
            u -> s (Scale 1, junction)
            s -> fc1 (Affine h x d) -> spk (Threshold 0) -> fc2 (Linear d x h) -> out
            s -> out (Scale 1, junction)
+    with optional shift channels (u -> shift_in -> Delay -> shift_out -> s),
+    shift2 channels (the same, two steps) and rec channels: the hidden
+    spikes of the previous token, rec_out(rec_in(spk)), added to s. The
+    importer (models/lima) builds rec as spk -> rec_in -> Delay -> rec_out ->
+    out and a cycle spk -> (fc1 rec_out rec_in) -> spk, the same values.
     """
 
-    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0, shift2=0):
+    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0, shift2=0, rec=0):
         super().__init__()
         self.mix_in = nn.Linear(d, k, bias=False)
         self.mix_out = nn.Linear(k, d, bias=False)
@@ -196,10 +265,25 @@ class LimaBlock(nn.Module):
         if lif:
             nn.init.constant_(self.fc1.bias, 0.0)
             self.spk_p = nn.Parameter(decay_logit(torch.full((h,), 0.5)))
+        # rec: channels that carry the block's own spikes of the previous
+        # token, projected to rec channels and back into the residual
+        # current (a cycle through the hidden neurons, one step late), so
+        # that what the block fired on one token shapes what it fires on the
+        # next, and what the blocks after it see.
+        self.rec_in = self.rec_out = None
+        if rec:
+            if not lif:
+                raise ValueError("rec channels need LIF hidden neurons (lif=1)")
+            self.rec_in = nn.Linear(h, rec, bias=False)
+            self.rec_out = nn.Linear(rec, d, bias=False)
+            nn.init.normal_(self.rec_out.weight, std=0.5 / math.sqrt(rec))
 
     def _hidden(self, x):
         if self.spk_p is None:
             return spike(x, self.slope)
+        if self.rec_in is not None:
+            p = self.fc1.weight @ self.rec_out.weight
+            return RecLIFScan.apply(x, torch.sigmoid(self.spk_p), p, self.rec_in.weight, self.slope)
         return LIFScan.apply(x, torch.sigmoid(self.spk_p), self.slope)
 
     def forward(self, u):
@@ -210,12 +294,16 @@ class LimaBlock(nn.Module):
         if self.shift2_in is not None:
             s = s + self.shift2_out(F.pad(self.shift2_in(u), (0, 0, 2, 0))[:, :-2])
         spk = self._hidden(self.fc1(s))
+        if self.rec_in is not None:
+            # the scan added fc1 of this term to the neurons' input itself
+            s = s + self.rec_out(F.pad(self.rec_in(spk), (0, 0, 1, 0))[:, :-1])
         return s + self.fc2(spk), spk
 
     def init_state(self, B, like):
         """The block's state from rest: the LI mixing state, then with lif
         the hidden membranes, with shift the last token's shift input and
-        with shift2 the last two tokens' shift2 inputs (the last first)."""
+        with shift2 the last two tokens' shift2 inputs (the last first), with
+        rec the last token's rec channels."""
         st = [like.new_zeros(B, self.mix_in.out_features)]
         if self.spk_p is not None:
             st.append(like.new_zeros(B, self.fc1.out_features))
@@ -223,6 +311,8 @@ class LimaBlock(nn.Module):
             st.append(like.new_zeros(B, self.shift_in.out_features))
         if self.shift2_in is not None:
             st += [like.new_zeros(B, self.shift2_in.out_features)] * 2
+        if self.rec_in is not None:
+            st.append(like.new_zeros(B, self.rec_in.out_features))
         return st[0] if len(st) == 1 else tuple(st)
 
     def step(self, u, state):
@@ -236,7 +326,9 @@ class LimaBlock(nn.Module):
         if self.shift_in is not None:
             s = s + self.shift_out(st[i])
         if self.shift2_in is not None:
-            s = s + self.shift2_out(st[-1])
+            s = s + self.shift2_out(st[-2 if self.rec_in is not None else -1])
+        if self.rec_in is not None:
+            s = s + self.rec_out(st[-1])
         x = self.fc1(s)
         if self.spk_p is None:
             spk = (x > 0).to(u.dtype)
@@ -247,7 +339,9 @@ class LimaBlock(nn.Module):
         if self.shift_in is not None:
             new.append(self.shift_in(u))
         if self.shift2_in is not None:
-            new += [self.shift2_in(u), st[-2]]
+            new += [self.shift2_in(u), st[-3 if self.rec_in is not None else -2]]
+        if self.rec_in is not None:
+            new.append(self.rec_in(spk))
         return s + self.fc2(spk), spk, new[0] if len(new) == 1 else tuple(new)
 
 
@@ -262,7 +356,7 @@ class Lima(nn.Module):
 
     kind = "lima"
 
-    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, shift2=0, **_):
+    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, shift2=0, rec=0, **_):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         # fanin puts every weight at its fan-in scale: an embedding of O(1)
@@ -272,7 +366,7 @@ class Lima(nn.Module):
         # neurons of every block after the first saturate within a few
         # hundred steps (RESULTS.md, neuro-1-heavy).
         nn.init.normal_(self.embed.weight, std=1.0 if fanin else 1.0 / math.sqrt(d))
-        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift, shift2=shift2) for _ in range(layers)])
+        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift, shift2=shift2, rec=rec) for _ in range(layers)])
         self.head_bias = nn.Parameter(torch.zeros(vocab))
         self.head_scale = None
         if fanin:
@@ -286,6 +380,8 @@ class Lima(nn.Module):
             self.cfg["shift"] = shift
         if shift2:
             self.cfg["shift2"] = shift2
+        if rec:
+            self.cfg["rec"] = rec
 
     def forward(self, idx):
         u = self.embed(idx)
@@ -315,7 +411,7 @@ class Lima(nn.Module):
         c = self.cfg
         spiking = c["h"] * c["layers"]
         li = c["k"] * c["layers"] + 0
-        syn = c["vocab"] * c["d"] * 2 + c["layers"] * 2 * c["d"] * (c["k"] + c["h"] + c.get("shift", 0) + c.get("shift2", 0))
+        syn = c["vocab"] * c["d"] * 2 + c["layers"] * 2 * c["d"] * (c["k"] + c["h"] + c.get("shift", 0) + c.get("shift2", 0)) + c["layers"] * c.get("rec", 0) * (c["h"] + c["d"])
         return dict(spiking_neurons=spiking, li_neurons=li, synapses=syn)
 
 
@@ -437,16 +533,16 @@ ARCHS = {"lima": Lima, "rlif": RLIF, "gru": GRUBaseline}
 
 # Configs by size. lite: about 0.4M parameters with the 1k tokenizer.
 CONFIGS = {
-    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0, shift2=0),
+    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0, shift2=0, rec=0),
     ("rlif", "lite"): dict(hidden=240),
     ("gru", "lite"): dict(d=128, layers=3),
     # standard: about 1.8M parameters with the 1k tokenizer.
-    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0, shift2=0),
+    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0, shift2=0, rec=0),
     ("gru", "standard"): dict(d=256, layers=4),
     # heavy: about 5.5M parameters with the 1k tokenizer.
     # lite and standard were first trained before fanin existed; their second
     # generation sets it with train.py --fanin (recorded in results.json's cfg).
-    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0, shift2=0),
+    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0, shift2=0, rec=0),
     ("gru", "heavy"): dict(d=456, layers=4),
 }
 

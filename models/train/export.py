@@ -96,6 +96,22 @@ def lima_graph(m):
                       dict(name=f"{p}.{name}_out", kind="Linear", weight=f"{p}.{name}_out.weight")]
             chain = [prev, f"{p}.{name}_in", f"{p}.{name}", f"{p}.{name}_out", f"{p}.sum"]
             edges += [list(e) for e in zip(chain, chain[1:])]
+        # rec channels: the block's spikes of the previous token, through a
+        # one-step Delay into out for the blocks after it, and through
+        # fc1 . rec_out . rec_in back into its own neurons (a cycle, which
+        # the simulator delays by a step on its edge back into spk)
+        if b.rec_in is not None:
+            T[f"{p}.rec_in.weight"] = f32(b.rec_in.weight)
+            T[f"{p}.rec_out.weight"] = f32(b.rec_out.weight)
+            W = b.fc1.weight.double() @ b.rec_out.weight.double() @ b.rec_in.weight.double()
+            T[f"{p}.rec_loop.weight"] = f32(W)
+            nodes += [dict(name=f"{p}.rec_in", kind="Linear", weight=f"{p}.rec_in.weight"),
+                      dict(name=f"{p}.rec", kind="Delay", delay=arch.DT, n=b.rec_in.out_features),
+                      dict(name=f"{p}.rec_out", kind="Linear", weight=f"{p}.rec_out.weight"),
+                      dict(name=f"{p}.rec_loop", kind="Linear", weight=f"{p}.rec_loop.weight")]
+            chain = [f"{p}.spk", f"{p}.rec_in", f"{p}.rec", f"{p}.rec_out", f"{p}.out"]
+            edges += [list(e) for e in zip(chain, chain[1:])]
+            edges += [[f"{p}.spk", f"{p}.rec_loop"], [f"{p}.rec_loop", f"{p}.spk"]]
         prev = f"{p}.out"
     T["head.weight"] = f32(E)
     T["head.bias"] = f32(m.head_bias)

@@ -8,7 +8,10 @@ LIF hidden neurons (lif=1), their time constants spread from under a step to
 several; tiny_shift.pt, tiny_shift.json: LIF hidden neurons and three shift
 channels a block (shift=3), the previous token's residual current;
 tiny_shift2.pt, tiny_shift2.json: as tiny_shift, with two more channels a
-block (shift2=2) that carry the residual current of two tokens back.
+block (shift2=2) that carry the residual current of two tokens back;
+tiny_rec.pt, tiny_rec.json: as tiny_shift, with two rec channels a block
+(rec=2) that feed the block's spikes of the previous token back into its
+residual current.
 
 Run from the repository root with Debian's PyTorch 1.13:
 
@@ -31,11 +34,12 @@ def main():
     write("tiny_lif", fanin=False, lif=1)
     write("tiny_shift", fanin=False, lif=1, shift=3)
     write("tiny_shift2", fanin=False, lif=1, shift=3, shift2=2)
+    write("tiny_rec", fanin=False, lif=1, shift=3, rec=2)
 
 
-def write(name, fanin, lif=0, shift=0, shift2=0):
+def write(name, fanin, lif=0, shift=0, shift2=0, rec=0):
     torch.manual_seed(7)
-    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift, shift2=shift2)
+    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift, shift2=shift2, rec=rec)
     with torch.no_grad():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)

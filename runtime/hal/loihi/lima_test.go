@@ -330,37 +330,49 @@ func TestPayload(t *testing.T) {
 	}
 }
 
-// A lima model with shift2 channels (a Delay of two steps, two relays on
-// the chip) imports from its state_dict and runs on the chip as on the
-// cpu: models/lima's PyTorch fixture, the same 24 tokens through both.
-func TestShift2OnLoihi(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "models", "lima", "testdata", "tiny_shift2.pt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _, err := compile.Import("pytorch", bytes.NewReader(b), int64(len(b)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &compile.Program{Name: "tiny_shift2", Graph: g, Dt: 1e-3, Timesteps: 1, Input: compile.Encoding{Node: "token", Kind: "one-hot"}}
-	tokens := []int{3, 4, 1, 9, 5, 10, 8, 3, 8, 15, 0, 13, 5, 12, 1, 3, 10, 11, 12, 13, 9, 13, 15, 13}
-	worst, peak := 0.0, 0.0
-	li := run(t, p, hal.Config{}, 1, len(tokens), func(s int) []float32 {
-		x := make([]float32, 16)
-		x[tokens[s]] = 1
-		return x
-	}, func(s int, cpu, chip hal.Instance) { widen(&worst, &peak, cpu.Output(0), chip.Output(0)) })
-	relays := 0
-	for _, r := range li.Report().Nodes {
-		if len(r.Notes) > 0 && r.Notes[0] == "neuron program: delay" {
-			relays++
-		}
-	}
-	t.Logf("largest |cpu − chip| logit %.3g of %.3g; %d relays", worst, peak, relays)
-	if relays != 6 {
-		t.Fatalf("%d relays, want 6 (two blocks: one for shift, two for shift2)", relays)
-	}
-	if worst > 0.02*peak {
-		t.Fatalf("logits off by %.3g (peak %.3g)", worst, peak)
+// Lima models with shift2 channels (a Delay of two steps, two relays on
+// the chip) and with rec channels (a cycle through the hidden neurons)
+// import from their state_dicts and run on the chip as on the cpu:
+// models/lima's PyTorch fixtures, the same 24 tokens through both.
+func TestLimaFixturesOnLoihi(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		relays  int
+		why     string
+	}{
+		{"tiny_shift2", 6, "two blocks: one for shift, two for shift2"},
+		{"tiny_rec", 4, "two blocks: one for shift, one for rec"},
+	} {
+		t.Run(c.fixture, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "..", "..", "models", "lima", "testdata", c.fixture+".pt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, _, err := compile.Import("pytorch", bytes.NewReader(b), int64(len(b)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &compile.Program{Name: c.fixture, Graph: g, Dt: 1e-3, Timesteps: 1, Input: compile.Encoding{Node: "token", Kind: "one-hot"}}
+			tokens := []int{3, 4, 1, 9, 5, 10, 8, 3, 8, 15, 0, 13, 5, 12, 1, 3, 10, 11, 12, 13, 9, 13, 15, 13}
+			worst, peak := 0.0, 0.0
+			li := run(t, p, hal.Config{}, 1, len(tokens), func(s int) []float32 {
+				x := make([]float32, 16)
+				x[tokens[s]] = 1
+				return x
+			}, func(s int, cpu, chip hal.Instance) { widen(&worst, &peak, cpu.Output(0), chip.Output(0)) })
+			relays := 0
+			for _, r := range li.Report().Nodes {
+				if len(r.Notes) > 0 && r.Notes[0] == "neuron program: delay" {
+					relays++
+				}
+			}
+			t.Logf("largest |cpu − chip| logit %.3g of %.3g; %d relays", worst, peak, relays)
+			if relays != c.relays {
+				t.Fatalf("%d relays, want %d (%s)", relays, c.relays, c.why)
+			}
+			if worst > 0.02*peak {
+				t.Fatalf("logits off by %.3g (peak %.3g)", worst, peak)
+			}
+		})
 	}
 }
