@@ -24,6 +24,8 @@
 //	blocks.{i}.fc1.weight     (h, d), blocks.{i}.fc1.bias (h)
 //	blocks.{i}.fc2.weight     (d, h)
 //	blocks.{i}.spk_p          (h)     optional: the hidden neurons are LIF, σ(spk_p) each one's decay per step
+//	blocks.{i}.adapt_p        (h), blocks.{i}.adapt_w (h)
+//	                                  optional, both or neither, with spk_p: each neuron's spikes back into itself
 //	blocks.{i}.shift_in.weight  (j, d), blocks.{i}.shift_out.weight (d, j)
 //	                                  optional, both or neither: j shift channels
 //	blocks.{i}.shift2_in.weight (j, d), blocks.{i}.shift2_out.weight (d, j)
@@ -34,7 +36,12 @@
 // Without spk_p a block's hidden neurons are stateless Threshold nodes
 // (fc1's bias carries each one's threshold); with it they are LIF nodes
 // with threshold 1 and a subtractive reset, keeping their membrane from
-// token to token. Shift channels add the previous token's residual current,
+// token to token. adapt_p and adapt_w give each LIF neuron a leaky
+// integrator of its own spikes (decay σ(adapt_p) per step) whose value
+// joins the neuron's input one step later with weight adapt_w: negative,
+// the neuron adapts (fires less for a while after firing); positive, it
+// keeps firing. The graph is a cycle spk → adapt_in (Scale 1) → adapt
+// (LI) → adapt_out (Scale adapt_w) → spk. Shift channels add the previous token's residual current,
 // projected to j channels, delayed one step (an snn.Delay node) and
 // projected back, to the current that feeds the hidden neurons: the LI
 // channels' exponential averages cannot single out the last token.
@@ -58,6 +65,7 @@
 //     tensor, or a shape that disagrees with the others is a
 //     *compile.UnsupportedError naming the key.
 //   - One timestep per token; the token's logits leave in the step it
-//     enters. The graph is feed-forward but for rec channels, whose cycle
-//     is delayed on its edge back into b{i}.spk and nowhere else.
+//     enters. The graph is feed-forward but for rec channels and
+//     adaptation, whose cycles are delayed on their edges back into
+//     b{i}.spk and nowhere else.
 package lima

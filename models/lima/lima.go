@@ -31,6 +31,12 @@ var blockKeys = []string{"mix_in.weight", "mix_p", "mix_out.weight", "fc1.weight
 // σ(spk_p) is each one's decay per step.
 const lifKey = "spk_p"
 
+// adaptKeys are the optional tensors, both or neither, that feed each LIF
+// hidden neuron's spikes back to itself through a leaky integrator of its
+// own: σ(adapt_p) is the integrator's decay per step, adapt_w the weight
+// of its value in the neuron's input one step later.
+var adaptKeys = []string{"adapt_p", "adapt_w"}
+
 // shifts are the optional shift channels of a block: the residual current
 // of the token steps back, projected, delayed and projected back. Each
 // has two tensors, both or neither, named name_in.weight and
@@ -56,7 +62,7 @@ var recKeys = []string{"rec_in.weight", "rec_out.weight"}
 
 // optional reports whether local is one of a block's optional tensors.
 func optional(local string) bool {
-	return local == lifKey || slices.Contains(shiftKeys, local) || slices.Contains(recKeys, local)
+	return local == lifKey || slices.Contains(adaptKeys, local) || slices.Contains(shiftKeys, local) || slices.Contains(recKeys, local)
 }
 
 // Match reports whether sd has lima's keys.
@@ -113,7 +119,7 @@ func (Architecture) Build(sd *pytorch.StateDict, opts *compile.ImportOptions) (*
 		pre, local, _ := strings.Cut(rest, ".")
 		i, err := strconv.Atoi(pre)
 		if err != nil || i < 0 || i >= sd.Len() || strconv.Itoa(i) != pre || !slices.Contains(blockKeys, local) && !optional(local) {
-			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(slices.Concat(blockKeys, []string{lifKey}, shiftKeys, recKeys), ", ") + ")"}
+			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(slices.Concat(blockKeys, []string{lifKey}, adaptKeys, shiftKeys, recKeys), ", ") + ")"}
 		}
 		blocks[i] = true
 	}
@@ -255,6 +261,9 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 				Connect(u, p+s.name+"_in", p+s.name, p+s.name+"_out", p+"sum")
 		}
 	}
+	if err := addAdapt(g, sd, key, p, h, dt); err != nil {
+		return err
+	}
 	recIn, recOut, err := channels(sd, key, "rec", h, fmt.Sprintf("%d hidden neurons", h), d)
 	if err != nil {
 		return err
@@ -278,6 +287,48 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 		Connect(u, p+"mix_in", p+"mix", p+"mix_out", p+"sum").
 		Connect(u, p+"sum", p+"fc1", p+"spk", p+"fc2", p+"out").
 		Connect(p+"sum", p+"out")
+	return nil
+}
+
+// addAdapt adds a block's spike-driven integrators, p+"adapt*", if the
+// state_dict has adapt_p and adapt_w: a cycle
+//
+//	spk → adapt_in (Scale 1) → adapt (LI, h) → adapt_out (Scale adapt_w) → spk
+//
+// whose edge back into spk the simulator delays by a step.
+func addAdapt(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, p string, h int, dt float64) error {
+	hasP, hasW := sd.Has(key("adapt_p")), sd.Has(key("adapt_w"))
+	if !hasP && !hasW {
+		return nil
+	}
+	if !hasP || !hasW {
+		missing := key("adapt_p")
+		if hasP {
+			missing = key("adapt_w")
+		}
+		return &compile.UnsupportedError{Node: missing, Reason: "missing: a block's adaptation needs both adapt_p and adapt_w"}
+	}
+	if !sd.Has(key(lifKey)) {
+		return &compile.UnsupportedError{Node: key("adapt_p"), Reason: "adaptation needs LIF hidden neurons (" + key(lifKey) + ")"}
+	}
+	var v [2][]float32
+	for j, k := range adaptKeys {
+		var err error
+		if v[j], err = sd.Float32s(key(k)); err != nil {
+			return err
+		}
+		if len(v[j]) != h {
+			return &compile.UnsupportedError{Node: key(k), Reason: fmt.Sprintf("%d values for %d hidden neurons", len(v[j]), h)}
+		}
+	}
+	tau, err := timeConstants(key("adapt_p"), v[0], dt)
+	if err != nil {
+		return err
+	}
+	g.Add(p+"adapt_in", &snn.Scale{Scale: []float32{1}, Shape: []int{h}}).
+		Add(p+"adapt", &snn.LI{Tau: tau, R: []float64{1}, VLeak: []float64{0}}).
+		Add(p+"adapt_out", &snn.Scale{Scale: v[1], Shape: []int{h}}).
+		Connect(p+"spk", p+"adapt_in", p+"adapt", p+"adapt_out", p+"spk")
 	return nil
 }
 

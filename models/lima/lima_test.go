@@ -21,14 +21,15 @@ import (
 // TestLimaMatchesPyTorch imports small lima models, without and with a
 // readout gain, with LIF hidden neurons, with LIF hidden neurons and
 // shift channels, with shift channels of one and of two tokens back, and
-// with rec channels (a cycle through the hidden neurons), and runs them
+// with rec channels (a cycle through the hidden neurons), with each hidden
+// neuron's spikes fed back through an integrator of its own, and runs them
 // token by token: the logits must match PyTorch's float64
 // step-by-step forward.
 func TestLimaMatchesPyTorch(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		kind snn.Kind // the hidden neurons' node kind
-	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}, {"tiny_shift", snn.KindLIF}, {"tiny_shift2", snn.KindLIF}, {"tiny_rec", snn.KindLIF}} {
+	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}, {"tiny_shift", snn.KindLIF}, {"tiny_shift2", snn.KindLIF}, {"tiny_rec", snn.KindLIF}, {"tiny_adapt", snn.KindLIF}} {
 		t.Run(c.name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/"+c.name, c.kind) })
 	}
 }
@@ -61,7 +62,7 @@ func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind) {
 		t.Fatalf("%d %s nodes, want one per block (2)", n, hidden)
 	}
 	// A Delay per block for each group of shift channels, and one for rec.
-	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 4, "tiny_rec": 4}[path.Base(fixture)]
+	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 4, "tiny_rec": 4, "tiny_adapt": 2}[path.Base(fixture)]
 	if n := len(g.NamesOfKind(snn.KindDelay)); n != wantDelays {
 		t.Fatalf("%d Delay nodes, want %d", n, wantDelays)
 	}
@@ -136,6 +137,19 @@ func TestLimaRefusesMalformed(t *testing.T) {
 			m["blocks.0.rec_in.weight"] = []int{2, d}
 			m["blocks.0.rec_out.weight"] = []int{d, 2}
 		}, nil, "blocks.0.rec_in.weight"},
+		{"adapt without its weights", func(m map[string][]int) {
+			m["blocks.0.spk_p"] = []int{h}
+			m["blocks.0.adapt_p"] = []int{h}
+		}, nil, "blocks.0.adapt_w"},
+		{"adapt without LIF neurons", func(m map[string][]int) {
+			m["blocks.0.adapt_p"] = []int{h}
+			m["blocks.0.adapt_w"] = []int{h}
+		}, nil, "blocks.0.adapt_p"},
+		{"adapt length", func(m map[string][]int) {
+			m["blocks.0.spk_p"] = []int{h}
+			m["blocks.0.adapt_p"] = []int{h}
+			m["blocks.0.adapt_w"] = []int{h - 1}
+		}, nil, "blocks.0.adapt_w"},
 		{"rec width", func(m map[string][]int) {
 			m["blocks.0.rec_in.weight"] = []int{2, h}
 			m["blocks.0.rec_out.weight"] = []int{d, 3}
@@ -220,7 +234,7 @@ func filled(t testing.TB, shapes map[string][]int, fill map[string]float32) *pyt
 // seeded with the fixtures: Build must return a graph that validates or an
 // error, never panic, and stay within MaxBytes.
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"tiny", "tiny_gain", "tiny_shift", "tiny_shift2", "tiny_rec"} {
+	for _, name := range []string{"tiny", "tiny_gain", "tiny_shift", "tiny_shift2", "tiny_rec", "tiny_adapt"} {
 		b, err := os.ReadFile("testdata/" + name + ".pt")
 		if err != nil {
 			f.Fatal(err)

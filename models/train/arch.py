@@ -206,6 +206,78 @@ class RecLIFScan(torch.autograd.Function):
         return gx, ga, gp, gq, None
 
 
+@torch.jit.script
+def _adapt_fwd(x, a, c, r):
+    """_lif_fwd with each neuron's spikes fed back to itself through a
+    leaky integrator: w_t = r w_{t-1} + (1 - r) s_t, and the input of step
+    t is x_t + c w_{t-1}. c < 0 is spike-frequency adaptation (a neuron
+    that fired is harder to fire), c > 0 keeps a neuron firing. Returns s,
+    v (before the reset) and w."""
+    v = torch.zeros_like(x[:, 0])
+    w = torch.zeros_like(x[:, 0])
+    vs, ss, ws = [], [], []
+    for t in range(x.shape[1]):
+        xt = x[:, t] + c * w
+        v = xt + (v - xt) * a
+        s = (v > 1.0).to(x.dtype)
+        vs.append(v)
+        ss.append(s)
+        v = v - s
+        w = s + (w - s) * r
+        ws.append(w)
+    return torch.stack(ss, 1), torch.stack(vs, 1), torch.stack(ws, 1)
+
+
+@torch.jit.script
+def _adapt_bwd(g, x, v, s, w, a, c, r, slope: float):
+    """Backpropagation through time of _adapt_fwd (the reset detached, the
+    spike's gradient the fast-sigmoid surrogate at v - 1): the gradients
+    of x, a, c and r."""
+    T = x.shape[1]
+    zero = torch.zeros_like(x[:, 0])
+    gv_next = zero  # dL/dv_{t+1}
+    gw_next = zero  # dL/dw_t through w_{t+1} and x_{t+1}
+    gx_next = zero
+    gx = torch.empty_like(x)
+    ga = torch.zeros_like(a)
+    gc = torch.zeros_like(c)
+    gr = torch.zeros_like(r)
+    sur = 1.0 / (1.0 + slope * (v - 1.0).abs()) ** 2
+    for t in range(T - 1, -1, -1):
+        gw = c * gx_next + r * gw_next  # dL/dw_t
+        gs = g[:, t] + (1.0 - r) * gw
+        gv = gs * sur[:, t] + gv_next * a
+        gxt = gv * (1.0 - a)
+        gx[:, t] = gxt
+        w_prev = w[:, t - 1] if t > 0 else zero
+        prev = v[:, t - 1] - s[:, t - 1] if t > 0 else zero
+        ga += (gv * (prev - (x[:, t] + c * w_prev))).sum(0)
+        gc += (gxt * w_prev).sum(0)
+        gr += (gw * (w_prev - s[:, t])).sum(0)
+        gv_next = gv
+        gw_next = gw
+        gx_next = gxt
+    return gx, ga, gc, gr
+
+
+class AdaptLIFScan(torch.autograd.Function):
+    """LIFScan with each neuron's own spikes fed back through a leaky
+    integrator (decay r, coupling c), one step late."""
+
+    @staticmethod
+    def forward(ctx, x, a, c, r, slope):
+        s, v, w = _adapt_fwd(x, a, c, r)
+        ctx.save_for_backward(x, v, s, w, a, c, r)
+        ctx.slope = slope
+        return s
+
+    @staticmethod
+    def backward(ctx, g):
+        x, v, s, w, a, c, r = ctx.saved_tensors
+        gx, ga, gc, gr = _adapt_bwd(g.contiguous(), x, v, s, w, a, c, r, float(ctx.slope))
+        return gx, ga, gc, gr, None
+
+
 def li_step(v, x, a):
     """One LI step exactly as snn writes it (zero-order hold, v_leak 0, R 1)."""
     return x + (v - x) * a
@@ -225,7 +297,7 @@ class LimaBlock(nn.Module):
     out and a cycle spk -> (fc1 rec_out rec_in) -> spk, the same values.
     """
 
-    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0, shift2=0, rec=0):
+    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0, shift2=0, rec=0, adapt=False):
         super().__init__()
         self.mix_in = nn.Linear(d, k, bias=False)
         self.mix_out = nn.Linear(k, d, bias=False)
@@ -277,10 +349,23 @@ class LimaBlock(nn.Module):
             self.rec_in = nn.Linear(h, rec, bias=False)
             self.rec_out = nn.Linear(rec, d, bias=False)
             nn.init.normal_(self.rec_out.weight, std=0.5 / math.sqrt(rec))
+        # adapt: each hidden neuron's spikes, through a leaky integrator of
+        # its own (time constants spread over 2 to 64 tokens), back into its
+        # input with a learned weight one step late: negative, it adapts
+        # (fires less after firing); positive, it keeps firing. It starts
+        # at 0, the model without it.
+        self.adapt_p = self.adapt_w = None
+        if adapt:
+            if not lif or rec:
+                raise ValueError("adapt needs LIF hidden neurons (lif=1) and no rec channels")
+            self.adapt_p = nn.Parameter(decay_logit(torch.exp(torch.linspace(math.log(2.0), math.log(64.0), h))))
+            self.adapt_w = nn.Parameter(torch.zeros(h))
 
     def _hidden(self, x):
         if self.spk_p is None:
             return spike(x, self.slope)
+        if self.adapt_p is not None:
+            return AdaptLIFScan.apply(x, torch.sigmoid(self.spk_p), self.adapt_w, torch.sigmoid(self.adapt_p), self.slope)
         if self.rec_in is not None:
             p = self.fc1.weight @ self.rec_out.weight
             return RecLIFScan.apply(x, torch.sigmoid(self.spk_p), p, self.rec_in.weight, self.slope)
@@ -300,49 +385,52 @@ class LimaBlock(nn.Module):
         return s + self.fc2(spk), spk
 
     def init_state(self, B, like):
-        """The block's state from rest: the LI mixing state, then with lif
-        the hidden membranes, with shift the last token's shift input and
-        with shift2 the last two tokens' shift2 inputs (the last first), with
-        rec the last token's rec channels."""
-        st = [like.new_zeros(B, self.mix_in.out_features)]
+        """The block's state from rest, by name: the LI mixing state; with
+        lif the hidden membranes (v); with adapt their spikes' integrators
+        (w); with shift the last token's shift input; with shift2 the last
+        two tokens' shift2 inputs (the last first); with rec the last
+        token's rec channels."""
+        z = lambda n: like.new_zeros(B, n)  # noqa: E731
+        st = dict(mix=z(self.mix_in.out_features))
         if self.spk_p is not None:
-            st.append(like.new_zeros(B, self.fc1.out_features))
+            st["v"] = z(self.fc1.out_features)
+        if self.adapt_p is not None:
+            st["w"] = z(self.fc1.out_features)
         if self.shift_in is not None:
-            st.append(like.new_zeros(B, self.shift_in.out_features))
+            st["shift"] = z(self.shift_in.out_features)
         if self.shift2_in is not None:
-            st += [like.new_zeros(B, self.shift2_in.out_features)] * 2
+            st["shift2"] = (z(self.shift2_in.out_features), z(self.shift2_in.out_features))
         if self.rec_in is not None:
-            st.append(like.new_zeros(B, self.rec_in.out_features))
-        return st[0] if len(st) == 1 else tuple(st)
+            st["rec"] = z(self.rec_in.out_features)
+        return st
 
-    def step(self, u, state):
+    def step(self, u, st):
         """One token from init_state's state: (output, spikes, state)."""
         a = torch.sigmoid(self.mix_p)
-        st = [state] if torch.is_tensor(state) else list(state)
-        mix = li_step(st[0], self.mix_in(u), a)
-        s = u + self.mix_out(mix)
-        new = [mix]
-        i = 2 if self.spk_p is not None else 1
+        new = dict(mix=li_step(st["mix"], self.mix_in(u), a))
+        s = u + self.mix_out(new["mix"])
         if self.shift_in is not None:
-            s = s + self.shift_out(st[i])
+            s = s + self.shift_out(st["shift"])
+            new["shift"] = self.shift_in(u)
         if self.shift2_in is not None:
-            s = s + self.shift2_out(st[-2 if self.rec_in is not None else -1])
+            s = s + self.shift2_out(st["shift2"][1])
+            new["shift2"] = (self.shift2_in(u), st["shift2"][0])
         if self.rec_in is not None:
-            s = s + self.rec_out(st[-1])
+            s = s + self.rec_out(st["rec"])
         x = self.fc1(s)
+        if self.adapt_p is not None:
+            x = x + self.adapt_w * st["w"]
         if self.spk_p is None:
             spk = (x > 0).to(u.dtype)
         else:
-            v = li_step(st[1], x, torch.sigmoid(self.spk_p))
+            v = li_step(st["v"], x, torch.sigmoid(self.spk_p))
             spk = (v > 1).to(u.dtype)
-            new.append(v - spk)
-        if self.shift_in is not None:
-            new.append(self.shift_in(u))
-        if self.shift2_in is not None:
-            new += [self.shift2_in(u), st[-3 if self.rec_in is not None else -2]]
+            new["v"] = v - spk
+        if self.adapt_p is not None:
+            new["w"] = li_step(st["w"], spk, torch.sigmoid(self.adapt_p))
         if self.rec_in is not None:
-            new.append(self.rec_in(spk))
-        return s + self.fc2(spk), spk, new[0] if len(new) == 1 else tuple(new)
+            new["rec"] = self.rec_in(spk)
+        return s + self.fc2(spk), spk, new
 
 
 class Lima(nn.Module):
@@ -356,7 +444,7 @@ class Lima(nn.Module):
 
     kind = "lima"
 
-    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, shift2=0, rec=0, **_):
+    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, shift2=0, rec=0, adapt=0, **_):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         # fanin puts every weight at its fan-in scale: an embedding of O(1)
@@ -366,7 +454,7 @@ class Lima(nn.Module):
         # neurons of every block after the first saturate within a few
         # hundred steps (RESULTS.md, neuro-1-heavy).
         nn.init.normal_(self.embed.weight, std=1.0 if fanin else 1.0 / math.sqrt(d))
-        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift, shift2=shift2, rec=rec) for _ in range(layers)])
+        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift, shift2=shift2, rec=rec, adapt=bool(adapt)) for _ in range(layers)])
         self.head_bias = nn.Parameter(torch.zeros(vocab))
         self.head_scale = None
         if fanin:
@@ -382,6 +470,8 @@ class Lima(nn.Module):
             self.cfg["shift2"] = shift2
         if rec:
             self.cfg["rec"] = rec
+        if adapt:
+            self.cfg["adapt"] = 1
 
     def forward(self, idx):
         u = self.embed(idx)
@@ -410,7 +500,7 @@ class Lima(nn.Module):
     def counts(self):
         c = self.cfg
         spiking = c["h"] * c["layers"]
-        li = c["k"] * c["layers"] + 0
+        li = (c["k"] + c["h"] * c.get("adapt", 0)) * c["layers"]
         syn = c["vocab"] * c["d"] * 2 + c["layers"] * 2 * c["d"] * (c["k"] + c["h"] + c.get("shift", 0) + c.get("shift2", 0)) + c["layers"] * c.get("rec", 0) * (c["h"] + c["d"])
         return dict(spiking_neurons=spiking, li_neurons=li, synapses=syn)
 
@@ -533,16 +623,16 @@ ARCHS = {"lima": Lima, "rlif": RLIF, "gru": GRUBaseline}
 
 # Configs by size. lite: about 0.4M parameters with the 1k tokenizer.
 CONFIGS = {
-    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0, shift2=0, rec=0),
+    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0),
     ("rlif", "lite"): dict(hidden=240),
     ("gru", "lite"): dict(d=128, layers=3),
     # standard: about 1.8M parameters with the 1k tokenizer.
-    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0, shift2=0, rec=0),
+    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0),
     ("gru", "standard"): dict(d=256, layers=4),
     # heavy: about 5.5M parameters with the 1k tokenizer.
     # lite and standard were first trained before fanin existed; their second
     # generation sets it with train.py --fanin (recorded in results.json's cfg).
-    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0, shift2=0, rec=0),
+    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0, shift2=0, rec=0, adapt=0),
     ("gru", "heavy"): dict(d=456, layers=4),
 }
 

@@ -96,6 +96,17 @@ def lima_graph(m):
                       dict(name=f"{p}.{name}_out", kind="Linear", weight=f"{p}.{name}_out.weight")]
             chain = [prev, f"{p}.{name}_in", f"{p}.{name}", f"{p}.{name}_out", f"{p}.sum"]
             edges += [list(e) for e in zip(chain, chain[1:])]
+        # adapt: each hidden neuron's spikes back into itself through a
+        # leaky integrator (a cycle, delayed by a step on its edge into spk)
+        if b.adapt_p is not None:
+            T[f"{p}.adapt.tau"] = arch.tau_seconds(b.adapt_p)
+            T[f"{p}.adapt_out.scale"] = f32(b.adapt_w)
+            h = b.fc1.out_features
+            nodes += [dict(name=f"{p}.adapt_in", kind="Scale", scale=1.0, n=h),
+                      dict(name=f"{p}.adapt", kind="LI", tau=f"{p}.adapt.tau", r=1.0, v_leak=0.0, n=h),
+                      dict(name=f"{p}.adapt_out", kind="Scale", scale=f"{p}.adapt_out.scale", n=h)]
+            chain = [f"{p}.spk", f"{p}.adapt_in", f"{p}.adapt", f"{p}.adapt_out", f"{p}.spk"]
+            edges += [list(e) for e in zip(chain, chain[1:])]
         # rec channels: the block's spikes of the previous token, through a
         # one-step Delay into out for the blocks after it, and through
         # fc1 . rec_out . rec_in back into its own neurons (a cycle, which

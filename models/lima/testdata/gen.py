@@ -11,7 +11,9 @@ tiny_shift2.pt, tiny_shift2.json: as tiny_shift, with two more channels a
 block (shift2=2) that carry the residual current of two tokens back;
 tiny_rec.pt, tiny_rec.json: as tiny_shift, with two rec channels a block
 (rec=2) that feed the block's spikes of the previous token back into its
-residual current.
+residual current; tiny_adapt.pt, tiny_adapt.json: as tiny_shift, with each
+hidden neuron's spikes fed back to itself through a leaky integrator
+(adapt=1), the weights of both signs.
 
 Run from the repository root with Debian's PyTorch 1.13:
 
@@ -35,17 +37,20 @@ def main():
     write("tiny_shift", fanin=False, lif=1, shift=3)
     write("tiny_shift2", fanin=False, lif=1, shift=3, shift2=2)
     write("tiny_rec", fanin=False, lif=1, shift=3, rec=2)
+    write("tiny_adapt", fanin=False, lif=1, shift=3, adapt=1)
 
 
-def write(name, fanin, lif=0, shift=0, shift2=0, rec=0):
+def write(name, fanin, lif=0, shift=0, shift2=0, rec=0, adapt=0):
     torch.manual_seed(7)
-    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift, shift2=shift2, rec=rec)
+    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift, shift2=shift2, rec=rec, adapt=adapt)
     with torch.no_grad():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)
             if lif:
                 b.fc1.bias.add_(1.0)
                 b.spk_p.copy_(arch.decay_logit(torch.linspace(0.3, 6.0, b.spk_p.numel())))
+            if adapt:
+                b.adapt_w.copy_(torch.linspace(-1.5, 1.5, b.adapt_w.numel()))
         m.head_bias.normal_()
         if fanin:
             m.head_scale.fill_(2.5)

@@ -331,8 +331,9 @@ func TestPayload(t *testing.T) {
 }
 
 // Lima models with shift2 channels (a Delay of two steps, two relays on
-// the chip) and with rec channels (a cycle through the hidden neurons)
-// import from their state_dicts and run on the chip as on the cpu:
+// the chip), with rec channels (a cycle through the hidden neurons) and
+// with each hidden neuron's spikes fed back through an integrator of its
+// own (a cycle through two neuron groups) import from their state_dicts and run on the chip as on the cpu:
 // models/lima's PyTorch fixtures, the same 24 tokens through both.
 func TestLimaFixturesOnLoihi(t *testing.T) {
 	for _, c := range []struct {
@@ -342,6 +343,7 @@ func TestLimaFixturesOnLoihi(t *testing.T) {
 	}{
 		{"tiny_shift2", 6, "two blocks: one for shift, two for shift2"},
 		{"tiny_rec", 4, "two blocks: one for shift, one for rec"},
+		{"tiny_adapt", 2, "two blocks: one for shift"},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("..", "..", "..", "models", "lima", "testdata", c.fixture+".pt"))

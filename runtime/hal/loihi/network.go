@@ -526,12 +526,36 @@ func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, cfg *Co
 	if p.Input.Kind == "one-hot" {
 		oneHot = map[string]bool{p.Input.Node: true}
 	}
-	for _, l := range net.Layers {
-		reports, err := convertLayer(net, l, g, dt, o, oneHot)
+	// A layer's weights need the payload scale of each graded layer that
+	// feeds it, so such a source is converted first, even when it comes
+	// later in the order because it closes a cycle (an integrator of the
+	// layer's own spikes). A cycle of graded layers alone stays refused.
+	done, busy := make([]bool, len(net.Layers)), make([]bool, len(net.Layers))
+	var convert func(i int) error
+	convert = func(i int) error {
+		if done[i] || busy[i] {
+			return nil
+		}
+		busy[i] = true
+		for _, di := range net.Layers[i].Sources {
+			if d := net.Denses[di]; !d.FromInput && net.Layers[d.From].Graded {
+				if err := convert(d.From); err != nil {
+					return err
+				}
+			}
+		}
+		reports, err := convertLayer(net, net.Layers[i], g, dt, o, oneHot)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		rep.Nodes = append(rep.Nodes, reports...)
+		done[i] = true
+		return nil
+	}
+	for i := range net.Layers {
+		if err := convert(i); err != nil {
+			return nil, nil, err
+		}
 	}
 	sort.Slice(rep.Nodes, func(i, j int) bool { return rep.Nodes[i].Node < rep.Nodes[j].Node })
 	return net, rep, nil
