@@ -70,6 +70,9 @@ def parse():
     p.add_argument("--wd-params", default="all", choices=["all", "matrices"],
                    help="which parameters weight decay shrinks: all of them, or only matrices (weights and the "
                         "embedding), leaving biases, thresholds and time constants (lima's mix_p, spk_p) alone")
+    p.add_argument("--wd-skip", default="", metavar="NAME,...",
+                   help="parameters that never decay, by the last part of their name (adapt_p: the time constants "
+                        "of lima's spike integrators), on top of --wd-params")
     p.add_argument("--rate-target", type=float, default=0.10, help="per-layer spike rate above which the regulariser acts")
     p.add_argument("--rate-weight", type=float, default=2.0)
     p.add_argument("--eval-every", type=int, default=500)
@@ -181,17 +184,21 @@ def distill_loss(logits, teacher, x, temp):
     return F.kl_div(s, t, log_target=True, reduction="batchmean") * temp * temp
 
 
-def param_groups(model, wd, which):
+def param_groups(model, wd, which, skip=()):
     """AdamW's parameter groups: with which == "matrices" only parameters of
-    two or more dimensions decay. AdamW's decay pulls every parameter toward
-    0, and for a decay logit p (a = sigmoid(p)) that is a = 0.5, a time
-    constant of 1.4 tokens: at lite's 0.05 it shortens the long LIs'
-    memory whatever the gradient wants."""
-    if which == "all":
-        return [dict(params=list(model.parameters()), weight_decay=wd)]
-    params = [p for p in model.parameters() if p.requires_grad]
-    return [dict(params=[p for p in params if p.dim() >= 2], weight_decay=wd),
-            dict(params=[p for p in params if p.dim() < 2], weight_decay=0.0)]
+    two or more dimensions decay, and none whose name ends in one of skip.
+    AdamW's decay pulls every parameter toward 0, and for a decay logit p
+    (a = sigmoid(p)) that is a = 0.5, a time constant of 1.4 tokens: at
+    lite's 0.05 it shortens the long LIs' memory whatever the gradient
+    wants."""
+    decays, spared = [], []
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        keep = (which == "all" or p.dim() >= 2) and name.rsplit(".", 1)[-1] not in skip
+        (decays if keep else spared).append(p)
+    groups = [dict(params=decays, weight_decay=wd), dict(params=spared, weight_decay=0.0)]
+    return [g for g in groups if g["params"]]
 
 
 def main():
@@ -228,7 +235,8 @@ def main():
     for b in getattr(model, "blocks", []):
         b.slope = args.slope
     teacher = load_teacher(args.distill, args.device) if args.distill else None
-    opt = torch.optim.AdamW(param_groups(model, args.wd, args.wd_params), lr=args.lr, betas=(0.9, 0.98))
+    opt = torch.optim.AdamW(param_groups(model, args.wd, args.wd_params, args.wd_skip.split(",") if args.wd_skip else []),
+                            lr=args.lr, betas=(0.9, 0.98))
     rng = np.random.default_rng(args.seed)
     step, elapsed = 0, 0.0
     ck = os.path.join(rdir, "last.pt")
