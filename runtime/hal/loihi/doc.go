@@ -140,6 +140,11 @@
 // every graded layer, are sized for the leak's settling (the state lives
 // from token to token), not for Timesteps steps.
 //
+// A graded source's payload scale is part of the weights of the layers it
+// feeds, so a graded layer is converted before them, even one that comes
+// after them in the plan because it closes a cycle (an integrator of a
+// layer's own spikes); a cycle made of graded layers alone is refused.
+//
 // Graph inputs are graded spikes: x is sent as round(x·2^InputFracBits),
 // saturated to InputBits (default 8 bits with 6 fractional: [−2, 2) in
 // steps of 1/64); Lava's graded networks use payloads of up to 24 bits.
