@@ -71,7 +71,7 @@ type builtin struct {
 }
 
 var builtins = []builtin{
-	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-lr10-wd5", baseline: "lite-gru-2x-lr10-wd5m", tokenizer: "neuro-bpe-1k", size: "lite"},
+	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-lr10-wd5", baseline: "lite-gru-2x-lr10-wd10m", tokenizer: "neuro-bpe-1k", size: "lite"},
 	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
