@@ -297,16 +297,8 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 //
 // whose edge back into spk the simulator delays by a step.
 func addAdapt(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, p string, h int, dt float64) error {
-	hasP, hasW := sd.Has(key("adapt_p")), sd.Has(key("adapt_w"))
-	if !hasP && !hasW {
-		return nil
-	}
-	if !hasP || !hasW {
-		missing := key("adapt_p")
-		if hasP {
-			missing = key("adapt_w")
-		}
-		return &compile.UnsupportedError{Node: missing, Reason: "missing: a block's adaptation needs both adapt_p and adapt_w"}
+	if ok, err := pair(sd, key("adapt_p"), key("adapt_w"), "a block's adaptation needs both adapt_p and adapt_w"); !ok {
+		return err
 	}
 	if !sd.Has(key(lifKey)) {
 		return &compile.UnsupportedError{Node: key("adapt_p"), Reason: "adaptation needs LIF hidden neurons (" + key(lifKey) + ")"}
@@ -338,16 +330,8 @@ func addAdapt(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, p st
 // srcDesc describes in errors.
 func channels(sd *pytorch.StateDict, key func(string) string, name string, src int, srcDesc string, d int) (in, out *snn.Tensor, err error) {
 	inKey, outKey := key(name+"_in.weight"), key(name+"_out.weight")
-	hasIn, hasOut := sd.Has(inKey), sd.Has(outKey)
-	if !hasIn && !hasOut {
-		return nil, nil, nil
-	}
-	if !hasIn || !hasOut {
-		missing := inKey
-		if hasIn {
-			missing = outKey
-		}
-		return nil, nil, &compile.UnsupportedError{Node: missing, Reason: fmt.Sprintf("missing: a block's %s channels need both %s_in.weight and %s_out.weight", name, name, name)}
+	if ok, err := pair(sd, inKey, outKey, fmt.Sprintf("a block's %s channels need both %s_in.weight and %s_out.weight", name, name, name)); !ok {
+		return nil, nil, err
 	}
 	if in, err = sd.Tensor(inKey, 2); err != nil {
 		return nil, nil, err
@@ -363,6 +347,22 @@ func channels(sd *pytorch.StateDict, key func(string) string, name string, src i
 		return nil, nil, &compile.UnsupportedError{Node: outKey, Reason: fmt.Sprintf("shape %v, want [%d %d] (width %d, %d %s channels)", out.Shape, d, j, d, j, name)}
 	}
 	return in, out, nil
+}
+
+// pair reports whether the state_dict has both tensors a and b, and
+// refuses one without the other, naming the missing one and why both
+// are needed.
+func pair(sd *pytorch.StateDict, a, b, why string) (bool, error) {
+	hasA, hasB := sd.Has(a), sd.Has(b)
+	switch {
+	case hasA && hasB:
+		return true, nil
+	case hasA:
+		return false, &compile.UnsupportedError{Node: b, Reason: "missing: " + why}
+	case hasB:
+		return false, &compile.UnsupportedError{Node: a, Reason: "missing: " + why}
+	}
+	return false, nil
 }
 
 // product returns the matrix product a · b · c, computed in float64 and
