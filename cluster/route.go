@@ -268,7 +268,13 @@ func (n *Node) run(m *nats.Msg, c *call) {
 				if err != nil {
 					return err
 				}
-				return n.nc.Publish(c.Inbox, b)
+				// A publish that fails is this node's connection going
+				// (a write to a closed socket): the caller must see the
+				// node unavailable, as when it stops answering.
+				if err := n.nc.Publish(c.Inbox, b); err != nil {
+					return fmt.Errorf("%w: streaming to the caller: %v", runtime.ErrDeviceUnavailable, err)
+				}
+				return nil
 			}
 		}
 		r.Result, err = n.rt.Generate(ctx, c.Gen, fn)
