@@ -278,6 +278,50 @@ class AdaptLIFScan(torch.autograd.Function):
         return gx, ga, gc, gr, None
 
 
+@torch.jit.script
+def _hold_fwd(z, v):
+    """Hold neurons over a sequence (B, T, G) from 0: c_t = c_{t-1} + z_t (v_t - c_{t-1}),
+    i.e. each takes its value current v_t on a timestep its gate fires (z_t = 1)
+    and keeps it otherwise."""
+    c = torch.zeros_like(v[:, 0])
+    cs = []
+    for t in range(v.shape[1]):
+        c = c + z[:, t] * (v[:, t] - c)
+        cs.append(c)
+    return torch.stack(cs, 1)
+
+
+@torch.jit.script
+def _hold_bwd(g, z, v, c):
+    """Backpropagation through time of _hold_fwd, to both z and v."""
+    gz = torch.empty_like(z)
+    gv = torch.empty_like(v)
+    carry = torch.zeros_like(v[:, 0])  # dL/dc_t through c_{t+1}
+    for t in range(v.shape[1] - 1, -1, -1):
+        G = g[:, t] + carry
+        prev = c[:, t - 1] if t > 0 else torch.zeros_like(v[:, 0])
+        gv[:, t] = G * z[:, t]
+        gz[:, t] = G * (v[:, t] - prev)
+        carry = G * (1.0 - z[:, t])
+    return gz, gv
+
+
+class HoldScan(torch.autograd.Function):
+    """The hold neurons over a sequence: gates z (spikes, with their
+    surrogate gradient applied outside) and value currents v."""
+
+    @staticmethod
+    def forward(ctx, z, v):
+        c = _hold_fwd(z, v)
+        ctx.save_for_backward(z, v, c)
+        return c
+
+    @staticmethod
+    def backward(ctx, g):
+        z, v, c = ctx.saved_tensors
+        return _hold_bwd(g.contiguous(), z, v, c)
+
+
 def li_step(v, x, a):
     """One LI step exactly as snn writes it (zero-order hold, v_leak 0, R 1)."""
     return x + (v - x) * a
@@ -295,9 +339,13 @@ class LimaBlock(nn.Module):
     spikes of the previous token, rec_out(rec_in(spk)), added to s. The
     importer (models/lima) builds rec as spk -> rec_in -> Delay -> rec_out ->
     out and a cycle spk -> (fc1 rec_out rec_in) -> spk, the same values.
+    hold neurons (training only: snn has no node that multiplies a spike
+    and a current, so models/lima refuses their tensors) keep a value of
+    s until their gate fires: s -> hold_v, s -> hold_g -> gate (Threshold),
+    c <- c + gate (hold_v(s) - c), s += hold_out(c), before fc1.
     """
 
-    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0, shift2=0, rec=0, adapt=False):
+    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0, shift2=0, rec=0, adapt=False, hold=0):
         super().__init__()
         self.mix_in = nn.Linear(d, k, bias=False)
         self.mix_out = nn.Linear(k, d, bias=False)
@@ -360,6 +408,21 @@ class LimaBlock(nn.Module):
                 raise ValueError("adapt needs LIF hidden neurons (lif=1) and no rec channels")
             self.adapt_p = nn.Parameter(decay_logit(torch.exp(torch.linspace(math.log(2.0), math.log(64.0), h))))
             self.adapt_w = nn.Parameter(torch.zeros(h))
+        # hold: neurons that each keep one value of the residual current,
+        # hold_v(s), and take a new one only on a timestep their gate fires
+        # (Threshold neurons on hold_g(s)): a state the block writes
+        # selectively, as a GRU's update gate does, with the gate a spike.
+        # What they hold joins the residual current before fc1.
+        self.hold_v = self.hold_g = self.hold_out = None
+        if hold:
+            if rec or adapt:
+                raise ValueError("hold neurons do not combine with rec channels or adapt")
+            self.hold_v = nn.Linear(d, hold, bias=False)
+            self.hold_g = nn.Linear(d, hold, bias=True)
+            nn.init.normal_(self.hold_g.weight, std=1.0 / math.sqrt(d) if fanin else 1.0)
+            nn.init.constant_(self.hold_g.bias, -1.0)
+            self.hold_out = nn.Linear(hold, d, bias=False)
+            nn.init.normal_(self.hold_out.weight, std=0.5 / math.sqrt(hold))
 
     def _hidden(self, x):
         if self.spk_p is None:
@@ -378,18 +441,23 @@ class LimaBlock(nn.Module):
             s = s + self.shift_out(F.pad(self.shift_in(u), (0, 0, 1, 0))[:, :-1])
         if self.shift2_in is not None:
             s = s + self.shift2_out(F.pad(self.shift2_in(u), (0, 0, 2, 0))[:, :-2])
+        z = None
+        if self.hold_v is not None:
+            z = spike(self.hold_g(s), self.slope)
+            s = s + self.hold_out(HoldScan.apply(z, self.hold_v(s)))
         spk = self._hidden(self.fc1(s))
         if self.rec_in is not None:
             # the scan added fc1 of this term to the neurons' input itself
             s = s + self.rec_out(F.pad(self.rec_in(spk), (0, 0, 1, 0))[:, :-1])
-        return s + self.fc2(spk), spk
+        # the gates are spiking neurons too, in the firing rate
+        return s + self.fc2(spk), spk if z is None else torch.cat([spk, z], -1)
 
     def init_state(self, B, like):
         """The block's state from rest, by name: the LI mixing state; with
         lif the hidden membranes (v); with adapt their spikes' integrators
         (w); with shift the last token's shift input; with shift2 the last
         two tokens' shift2 inputs (the last first); with rec the last
-        token's rec channels."""
+        token's rec channels; with hold the values the hold neurons keep."""
         z = lambda n: like.new_zeros(B, n)  # noqa: E731
         st = dict(mix=z(self.mix_in.out_features))
         if self.spk_p is not None:
@@ -402,6 +470,8 @@ class LimaBlock(nn.Module):
             st["shift2"] = (z(self.shift2_in.out_features), z(self.shift2_in.out_features))
         if self.rec_in is not None:
             st["rec"] = z(self.rec_in.out_features)
+        if self.hold_v is not None:
+            st["hold"] = z(self.hold_v.out_features)
         return st
 
     def step(self, u, st):
@@ -415,6 +485,10 @@ class LimaBlock(nn.Module):
         if self.shift2_in is not None:
             s = s + self.shift2_out(st["shift2"][1])
             new["shift2"] = (self.shift2_in(u), st["shift2"][0])
+        if self.hold_v is not None:
+            gate = (self.hold_g(s) > 0).to(u.dtype)
+            new["hold"] = st["hold"] + gate * (self.hold_v(s) - st["hold"])
+            s = s + self.hold_out(new["hold"])
         if self.rec_in is not None:
             s = s + self.rec_out(st["rec"])
         x = self.fc1(s)
@@ -444,7 +518,7 @@ class Lima(nn.Module):
 
     kind = "lima"
 
-    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, shift2=0, rec=0, adapt=0, **_):
+    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0, **_):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         # fanin puts every weight at its fan-in scale: an embedding of O(1)
@@ -454,7 +528,7 @@ class Lima(nn.Module):
         # neurons of every block after the first saturate within a few
         # hundred steps (RESULTS.md, neuro-1-heavy).
         nn.init.normal_(self.embed.weight, std=1.0 if fanin else 1.0 / math.sqrt(d))
-        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift, shift2=shift2, rec=rec, adapt=bool(adapt)) for _ in range(layers)])
+        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift, shift2=shift2, rec=rec, adapt=bool(adapt), hold=hold) for _ in range(layers)])
         self.head_bias = nn.Parameter(torch.zeros(vocab))
         self.head_scale = None
         if fanin:
@@ -472,6 +546,8 @@ class Lima(nn.Module):
             self.cfg["rec"] = rec
         if adapt:
             self.cfg["adapt"] = 1
+        if hold:
+            self.cfg["hold"] = hold
 
     def forward(self, idx):
         u = self.embed(idx)
@@ -499,10 +575,15 @@ class Lima(nn.Module):
 
     def counts(self):
         c = self.cfg
-        spiking = c["h"] * c["layers"]
+        g = c.get("hold", 0)
+        spiking = (c["h"] + g) * c["layers"]  # hold gates are Threshold neurons
         li = (c["k"] + c["h"] * c.get("adapt", 0)) * c["layers"]
         syn = c["vocab"] * c["d"] * 2 + c["layers"] * 2 * c["d"] * (c["k"] + c["h"] + c.get("shift", 0) + c.get("shift2", 0)) + c["layers"] * c.get("rec", 0) * (c["h"] + c["d"])
-        return dict(spiking_neurons=spiking, li_neurons=li, synapses=syn)
+        syn += c["layers"] * 3 * c["d"] * g
+        out = dict(spiking_neurons=spiking, li_neurons=li, synapses=syn)
+        if g:
+            out["hold_neurons"] = g * c["layers"]
+        return out
 
 
 class RLIF(nn.Module):
@@ -623,16 +704,16 @@ ARCHS = {"lima": Lima, "rlif": RLIF, "gru": GRUBaseline}
 
 # Configs by size. lite: about 0.4M parameters with the 1k tokenizer.
 CONFIGS = {
-    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0),
+    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0),
     ("rlif", "lite"): dict(hidden=240),
     ("gru", "lite"): dict(d=128, layers=3),
     # standard: about 1.8M parameters with the 1k tokenizer.
-    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0),
+    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0),
     ("gru", "standard"): dict(d=256, layers=4),
     # heavy: about 5.5M parameters with the 1k tokenizer.
     # lite and standard were first trained before fanin existed; their second
     # generation sets it with train.py --fanin (recorded in results.json's cfg).
-    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0, shift2=0, rec=0, adapt=0),
+    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0),
     ("gru", "heavy"): dict(d=456, layers=4),
 }
 
