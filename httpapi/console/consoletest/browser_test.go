@@ -347,10 +347,12 @@ func TestConsole(t *testing.T) {
 		if strings.TrimSpace(answer) == "" {
 			t.Error("the answer is empty")
 		}
+		// The raster draws, and sets its data attributes, on the next
+		// animation frame, which a busy headless browser may run a moment
+		// after the answer's cost is shown.
+		wait(t, ctx, "the raster's first draw", `+document.querySelector('[data-testid=activity-raster]').dataset.columns > 0`, 5*time.Second)
 		cols := js[int](t, ctx, `+document.querySelector('[data-testid=activity-raster]').dataset.columns`)
 		spikes := js[int](t, ctx, `+document.querySelector('[data-testid=activity-raster]').dataset.spikes`)
-		// The raster paints on the next animation frame, which a headless
-		// browser may run a little after the answer's cost is shown.
 		if spikes > 0 {
 			wait(t, ctx, "the raster's pixels", litPixels+" > 0", 5*time.Second)
 		}
