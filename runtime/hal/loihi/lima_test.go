@@ -52,7 +52,7 @@ func liteReference(t testing.TB) map[string][]float32 {
 // (nats) of each next token under the logits, and the argmax after each.
 func lmScore(t testing.TB, in hal.Instance, steps int, tokens []float32) (float64, []int) {
 	t.Helper()
-	x := make([]float32, 1024)
+	x := make([]float32, in.Inputs()[0].Size)
 	ce := 0.0
 	var argmax []int
 	for i, tk := range tokens {
@@ -148,7 +148,7 @@ func TestLiteOnLoihi(t *testing.T) {
 	}
 	// The greedy continuation of the reference prompt, on the chip.
 	li.Reset(0)
-	x := make([]float32, 1024)
+	x := make([]float32, li.Inputs()[0].Size)
 	var out []float32
 	for _, tk := range ref["prompt"] {
 		x[int(tk)] = 1
@@ -271,7 +271,7 @@ func TestLiteHeldOut(t *testing.T) {
 // heldOutBits is the summed cross-entropy, in bits, of every token but the
 // first, fed in windows of 128 that each start from rest.
 func heldOutBits(t *testing.T, in hal.Instance, toks []float32) float64 {
-	x := make([]float32, 1024)
+	x := make([]float32, in.Inputs()[0].Size)
 	total := 0.0
 	for i, tk := range toks {
 		if i%128 == 0 {
