@@ -38,6 +38,9 @@ type Program struct {
 	Placement *Placement `json:"placement,omitempty"`
 	// Metadata holds free-form strings (model cards, tokenizer names).
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Ranges, when set, are the graded nodes' ranges measured on
+	// calibration data (Calibrate), for fixed-point targets.
+	Ranges Ranges `json:"ranges,omitempty"`
 }
 
 // Task says what a network does, for the runtime to choose how to serve
@@ -330,5 +333,8 @@ func Load(r io.ReaderAt, size int64, opts *LoadOptions) (*Program, error) {
 	}
 	p := h.Program
 	p.Graph = g
+	if err := p.CheckRanges(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
 	return p, nil
 }

@@ -162,6 +162,12 @@ func FuzzLoad(f *testing.F) {
 	p.Save(&buf)
 	f.Add(buf.Bytes(), false)
 	f.Add(buf.Bytes()[:100], true)
+	// A program with calibrated ranges, so mutations reach CheckRanges.
+	c := calibrationProgram(f, InputCurrent)
+	if err := Calibrate(c, [][][]float32{{{1, -1}}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(saved(f, c), true)
 	f.Fuzz(func(t *testing.T, b []byte, fixSum bool) {
 		if fixSum && len(b) > 40 {
 			b = resum(b)

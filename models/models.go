@@ -60,6 +60,7 @@ const (
 const ContextLength = 2048
 
 //go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-lr10-wd5/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-lr10-wd5/ranges.json train/runs/standard-lima-kd/ranges.json train/runs/heavy-lima-kd/ranges.json
 //go:embed train/runs/*/results.json speed.json
 var files embed.FS
 
@@ -110,6 +111,9 @@ func Load(id string) (*runtime.Model, error) {
 	sum := sha256.Sum256(w)
 	p.Source = compile.Source{Format: "pytorch", Bytes: int64(len(w)), SHA256: hex.EncodeToString(sum[:])}
 	p.Metadata = map[string]string{"context_length": strconv.Itoa(ContextLength), "tokenizer": b.tokenizer}
+	if err := b.ranges(p); err != nil {
+		return nil, fmt.Errorf("models: %s: %w", id, err)
+	}
 	tok, err := tokenizers.Load(b.tokenizer)
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
@@ -123,6 +127,20 @@ func Load(id string) (*runtime.Model, error) {
 
 // dt is the time step the models were trained for: one step per token.
 const dt = 1e-3
+
+// ranges sets p.Ranges from the run's ranges.json: its graded neurons'
+// ranges on training text, written by models/train/calibrate, for the
+// fixed-point devices (runtime/hal/loihi sizes its graded spikes by them).
+func (b builtin) ranges(p *compile.Program) error {
+	raw, err := files.ReadFile("train/runs/" + b.run + "/ranges.json")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, &p.Ranges); err != nil {
+		return fmt.Errorf("ranges.json: %w", err)
+	}
+	return p.CheckRanges()
+}
 
 // Register loads every embedded model into rt: the language models and
 // the digits classifier.

@@ -13,6 +13,7 @@ import (
 	"github.com/neuro-go/neuro/models"
 	"github.com/neuro-go/neuro/runtime"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
+	"github.com/neuro-go/neuro/snn"
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
@@ -55,6 +56,34 @@ func TestLoadDescribesEachModel(t *testing.T) {
 // runtime's deployment on the cpu device, greedy sampling; the tokens must
 // be PyTorch's greedy continuation of the same prompt (the run's
 // reference.pt).
+// TestRangesCoverGradedNodes: every built-in model carries the ranges of
+// all its graded nodes (models/train/calibrate), each a positive magnitude
+// for every neuron that moved on the calibration text, so a fixed-point
+// device sizes none of them from the worst case by omission.
+func TestRangesCoverGradedNodes(t *testing.T) {
+	for _, id := range models.Names() {
+		m, err := models.Load(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := m.Program.Graph
+		graded := 0
+		for name, n := range g.Nodes {
+			if k := n.Kind(); k != snn.KindDelay && !(snn.IsNeuron(k) && !snn.IsSpiking(k)) {
+				continue
+			}
+			graded++
+			r := m.Program.Ranges[name]
+			if len(r) == 0 || slices.Max(r) <= 0 {
+				t.Errorf("%s: graded node %s has ranges %v", id, name, r)
+			}
+		}
+		if graded == 0 || len(m.Program.Ranges) != graded {
+			t.Errorf("%s: ranges for %d nodes, %d graded nodes", id, len(m.Program.Ranges), graded)
+		}
+	}
+}
+
 func TestGeneratesPyTorchsContinuation(t *testing.T) {
 	rt := runtime.New(nil)
 	defer rt.Close()

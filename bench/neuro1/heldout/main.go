@@ -2,8 +2,12 @@
 // in quality: held-out bits per byte of the built-in neuro-1 models, run
 // through the Go simulator at each precision on the same tokens.
 //
-//	go run ./models/train/tokenize -tokenizer neuro-bpe-1k -out /tmp/bpe-1k
-//	go run ./bench/neuro1/heldout -data /tmp/bpe-1k [-max-tokens 0] [-models ...]
+//	go run ./models/train/tokenize -tokenizer neuro-bpe-1k -out /tmp/data/bpe-1k
+//	go run ./models/train/tokenize -tokenizer neuro-bpe-2k -out /tmp/data/bpe-2k
+//	go run ./bench/neuro1/heldout -data /tmp/data [-max-tokens 0] [-models ...]
+//
+// Each model reads the tokens of its own tokenizer: <data>/bpe-1k for
+// neuro-bpe-1k, <data>/bpe-2k for neuro-bpe-2k.
 //
 // It evaluates as models/train/train.py does: every held-out token of every
 // source, in windows of 128 tokens from rest; bits per byte = cross-entropy
@@ -51,7 +55,7 @@ type result struct {
 }
 
 func main() {
-	data := flag.String("data", "/tmp/bpe-1k", "output folder of models/train/tokenize (neuro-bpe-1k)")
+	data := flag.String("data", "models/train/data", "folder of models/train/tokenize's outputs, one subfolder per tokenizer (bpe-1k, bpe-2k)")
 	maxTokens := flag.Int("max-tokens", 0, "evaluate only the first N tokens of each source (0: all)")
 	batch := flag.Int("batch", 32, "windows evaluated together")
 	only := flag.String("models", strings.Join(models.Names(), ","), "comma-separated model ids")
@@ -63,38 +67,14 @@ func main() {
 }
 
 func run(data string, maxTokens, batch int, ids []string) error {
-	b, err := os.ReadFile(filepath.Join(data, "index.json"))
-	if err != nil {
-		return err
-	}
-	var idx index
-	if err := json.Unmarshal(b, &idx); err != nil {
-		return fmt.Errorf("index.json: %w", err)
-	}
-	names := make([]string, 0, len(idx.Sources))
-	for n := range idx.Sources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	val := map[string][]int{}
-	for _, n := range names {
-		raw, err := os.ReadFile(filepath.Join(data, idx.Sources[n].Val.File))
-		if err != nil {
-			return err
-		}
-		toks := make([]int, len(raw)/2)
-		for i := range toks {
-			toks[i] = int(binary.LittleEndian.Uint16(raw[2*i:]))
-		}
-		if maxTokens > 0 && len(toks) > maxTokens+1 {
-			toks = toks[:maxTokens+1]
-		}
-		val[n] = toks
-	}
 	for _, id := range ids {
 		m, err := models.Load(id)
 		if err != nil {
 			return err
+		}
+		idx, names, val, err := heldOut(filepath.Join(data, strings.TrimPrefix(m.Program.Metadata["tokenizer"], "neuro-")), maxTokens)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
 		}
 		r := &result{Model: id, BPB: map[string]float64{}, Cost: map[string]float64{}, KernelIS: snn.KernelISA()}
 		for _, p := range []snn.Precision{snn.Float32, snn.BFloat16, snn.Int8} {
@@ -123,6 +103,40 @@ func run(data string, maxTokens, batch int, ids []string) error {
 		fmt.Println(string(out))
 	}
 	return nil
+}
+
+// heldOut reads the held-out tokens of every source in one tokenizer's
+// folder, at most maxTokens+1 of each when maxTokens > 0.
+func heldOut(dir string, maxTokens int) (*index, []string, map[string][]int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var idx index
+	if err := json.Unmarshal(b, &idx); err != nil {
+		return nil, nil, nil, fmt.Errorf("index.json: %w", err)
+	}
+	names := make([]string, 0, len(idx.Sources))
+	for n := range idx.Sources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	val := map[string][]int{}
+	for _, n := range names {
+		raw, err := os.ReadFile(filepath.Join(dir, idx.Sources[n].Val.File))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		toks := make([]int, len(raw)/2)
+		for i := range toks {
+			toks[i] = int(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+		if maxTokens > 0 && len(toks) > maxTokens+1 {
+			toks = toks[:maxTokens+1]
+		}
+		val[n] = toks
+	}
+	return &idx, names, val, nil
 }
 
 // sourceBits is the cross-entropy in bits of predicting every token of a

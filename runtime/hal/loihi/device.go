@@ -22,6 +22,8 @@ func init() {
 			"timesteps":       hal.IntOption(&c.Timesteps),
 			"payload_bits":    hal.IntOption(&c.PayloadBits),
 			"headroom":        hal.FloatOption(&c.Headroom),
+			"range_margin":    hal.FloatOption(&c.RangeMargin),
+			"ranges":          func(v string) error { c.Ranges = v; return nil },
 		}); err != nil {
 			return nil, err
 		}

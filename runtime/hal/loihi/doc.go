@@ -66,8 +66,17 @@
 //     stage (Loihi 2's neurons send graded spikes; Lava's GradedVec uses
 //     24-bit payloads): payload = clamp((v + 2^(s−1)) >> s, ±(2^(B−1)−1))
 //     with B = Config.PayloadBits (default 12) and a per-neuron s that
-//     fits the worst case of v into B bits; one payload unit is worth
-//     Scale·2^s, folded into the weights it meets. Its program adds a to u
+//     fits the worst case of v into B bits, or, where the Program carries
+//     calibrated ranges (compile.Calibrate, Program.Ranges) and
+//     Config.Ranges is "calibrated" (the default), Config.RangeMargin
+//     (default 4) times the neuron's calibrated range if that is less.
+//     The worst case of a deep layer's v is 13 to 2,100 times what
+//     text ever drives it to in neuro-1-lite, so the calibrated payload
+//     is that much finer, and the layers it feeds get a finer input unit
+//     too; a payload past its range saturates (Instance.Saturations
+//     counts it), while v itself keeps its worst-case 24-bit range, so
+//     nothing wraps. One payload unit is worth Scale·2^s, folded into
+//     the weights it meets. Its program adds a to u
 //     without the 2^6 shift (u has no memory, v needs the range).
 //   - A Delay of exactly one step (a lima model's shift channels) runs
 //     as the relay program ModelDelay: u ← v, the value held since the

@@ -181,7 +181,25 @@ type Config struct {
 	// positive side always holds the threshold plus the worst case of one
 	// step of input). Saturations are counted. Default 16.
 	Headroom float64
+	// Ranges says what sizes the payloads of graded spikes: RangesCalibrated
+	// (the default) sizes each neuron's for RangeMargin times the range the
+	// Program's calibration recorded (compile.Calibrate), where that is
+	// less than the worst case its weights allow; RangesWorstCase ignores
+	// the calibration. A graded neuron without a calibrated range (or
+	// whose range is 0) keeps the worst case. Past its range a payload
+	// saturates, and Instance.Saturations counts it.
+	Ranges string
+	// RangeMargin is the factor on a calibrated range, at least 1.
+	// Default 4: on neuro-1-lite, 2 saturates on held-out text and 4 does
+	// not (bench/RESULTS.md, "neuro-1-lite on Loihi").
+	RangeMargin float64
 }
+
+// The values of Config.Ranges.
+const (
+	RangesCalibrated = "calibrated"
+	RangesWorstCase  = "worst-case"
+)
 
 // settleSteps stands for "as long as it takes": the range of a state that
 // is never reset is its leak's settling, 1/(1 − decay) steps, or this
@@ -227,6 +245,18 @@ func (o *Config) withDefaults(p *compile.Program) (Config, error) {
 	}
 	if c.PayloadBits == 0 {
 		c.PayloadBits = 12
+	}
+	if c.Ranges == "" {
+		c.Ranges = RangesCalibrated
+	}
+	if c.Ranges != RangesCalibrated && c.Ranges != RangesWorstCase {
+		return c, fmt.Errorf("loihi: Config.Ranges %q: want %q or %q", c.Ranges, RangesCalibrated, RangesWorstCase)
+	}
+	if c.RangeMargin == 0 {
+		c.RangeMargin = 4
+	}
+	if !(c.RangeMargin >= 1) || math.IsInf(c.RangeMargin, 0) {
+		return c, fmt.Errorf("loihi: Config.RangeMargin %v must be a finite factor of at least 1", c.RangeMargin)
 	}
 	if c.PayloadBits < 2 || c.PayloadBits > 24 {
 		return c, fmt.Errorf("loihi: Config.PayloadBits %d out of [2, 24]", c.PayloadBits)
@@ -505,6 +535,9 @@ func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, cfg *Co
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := p.CheckRanges(); err != nil {
+		return nil, nil, fmt.Errorf("loihi: program %q: %w", p.Name, err)
+	}
 	shapes, err := g.Shapes()
 	if err != nil {
 		return nil, nil, err
@@ -544,7 +577,11 @@ func convert(p *compile.Program, g *snn.Graph, frep *compile.FoldReport, cfg *Co
 				}
 			}
 		}
-		reports, err := convertLayer(net, net.Layers[i], g, dt, o, oneHot)
+		var calibrated []float32
+		if o.Ranges == RangesCalibrated {
+			calibrated = p.Ranges[net.Layers[i].Name]
+		}
+		reports, err := convertLayer(net, net.Layers[i], g, dt, o, oneHot, calibrated)
 		if err != nil {
 			return err
 		}
@@ -861,10 +898,13 @@ type layerConversion struct {
 	srcs               []*denseSrc
 	biasF              []float64 // float bias per neuron, in v per step
 	bvs                []float64 // the bound on |v| per neuron, in float units
+	// calibrated is the Program's calibrated range of each neuron's
+	// output (compile.Ranges), or nil.
+	calibrated []float32
 }
 
-func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Config, oneHot map[string]bool) ([]NodeReport, error) {
-	c := &layerConversion{net: net, l: l, g: g, o: o, oneHot: oneHot}
+func convertLayer(net *Network, l *Layer, g *snn.Graph, dt float64, o Config, oneHot map[string]bool, calibrated []float32) ([]NodeReport, error) {
+	c := &layerConversion{net: net, l: l, g: g, o: o, oneHot: oneHot, calibrated: calibrated}
 	if err := c.params(dt); err != nil {
 		return nil, err
 	}
@@ -1212,14 +1252,26 @@ func (c *layerConversion) resetMant(i int, delta float64, p neuronParams) {
 }
 
 // payloads sizes a graded layer's payload shifts so that each neuron's
-// payload covers the worst case of its v.
+// payload covers the worst case of its v, or RangeMargin times its
+// calibrated range where that is less.
 func (c *layerConversion) payloads() {
 	l := c.l
 	pmax := math.Ldexp(1, l.PayloadBits-1) - 1
 	l.PayloadShift = make([]int32, l.N)
 	lo, hi := int32(StateBits), int32(0)
+	if len(c.calibrated) != l.N {
+		c.calibrated = nil
+	}
+	narrowed := 0
 	for i := range l.PayloadShift {
-		vb := math.Min(c.bvs[i]/l.Scale[i], maxUV-1)
+		bv := c.bvs[i]
+		if c.calibrated != nil && c.calibrated[i] > 0 {
+			if r := c.o.RangeMargin * float64(c.calibrated[i]); r < bv {
+				bv = r
+				narrowed++
+			}
+		}
+		vb := math.Min(bv/l.Scale[i], maxUV-1)
 		sh := int32(0)
 		for math.Ceil(math.Ldexp(vb, -int(sh))) > pmax {
 			sh++
@@ -1228,6 +1280,9 @@ func (c *layerConversion) payloads() {
 		lo, hi = min(lo, sh), max(hi, sh)
 	}
 	c.nr.Notes = append(c.nr.Notes, fmt.Sprintf("sends graded spikes of %d bits: v rounded to units of 2^s, s from %d to %d", l.PayloadBits, lo, hi))
+	if narrowed > 0 {
+		c.nr.Notes = append(c.nr.Notes, fmt.Sprintf("payloads of %d of %d neurons sized for %g times their calibrated range, not the worst case: beyond it they saturate", narrowed, l.N, c.o.RangeMargin))
+	}
 }
 
 func appendOnce(xs []string, s string) []string {
