@@ -70,7 +70,9 @@ func TestCalibratedPayloads(t *testing.T) {
 		t.Errorf("payload shifts %v calibrated, %v worst case: want li[0]'s smaller, li[1]'s the same", got, worst)
 	}
 	notes := cal.Report().Node("li").Notes
-	if !slices.ContainsFunc(notes, func(s string) bool { return strings.Contains(s, "payloads of 1 of 2 neurons sized for 4 times their calibrated range") }) {
+	if !slices.ContainsFunc(notes, func(s string) bool {
+		return strings.Contains(s, "payloads of 1 of 2 neurons sized for 4 times their calibrated range")
+	}) {
 		t.Errorf("report notes %q do not name the calibrated payloads", notes)
 	}
 	if w := shifts(load(map[string]string{"ranges": loihi.RangesWorstCase})); !slices.Equal(w, worst) {
