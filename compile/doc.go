@@ -23,12 +23,19 @@
 // little-endian float32 tensors, and a SHA-256 trailer over everything
 // before it.
 //
+// Calibrate runs a Program's float network on sample sequences and records
+// in Program.Ranges the largest value each graded neuron (a non-spiking
+// neuron or a Delay) reaches; the file carries it, and fixed-point devices
+// size those values from it rather than from the worst case the weights
+// allow (runtime/hal/loihi's graded spikes).
+//
 // # Invariants
 //
 //   - Load verifies the checksum before trusting any byte, refuses newer
 //     format versions (ErrNewerVersion) and damaged files (ErrCorrupt),
 //     checks every tensor's offsets and size against the file before
-//     reading it, and validates the graph.
+//     reading it, and validates the graph and the ranges (each names a
+//     graded node, one finite magnitude per element).
 //   - Save then Load gives a program that runs bit-identically, and saving
 //     it again gives the same bytes.
 //   - A network that parses but cannot be represented or does not fit a
