@@ -5,12 +5,17 @@
 //	go run ./examples/compile -format pytorch|onnx|nir -in FILE
 //	    [-target cpu|loihi|xylo] [-out FILE.neuro] [-layers FILE.json]
 //	    [-calib FILE.json] [-timesteps N] [-bits N] [-dt SECONDS]
-//	    [-input FILE.json [-steps N]] [-export FILE.nir [-export-lossy]]
+//	    [-ranges FILE.json] [-input FILE.json [-steps N]]
+//	    [-export FILE.nir [-export-lossy]]
 //
 // -layers is a JSON array of compile.LayerSpec ({"name","kind","params",
 // "shape"}) for state_dicts that do not describe themselves. -calib is a
 // JSON array of input vectors (or an object whose "inputs" or
 // "calibration.inputs" holds them) for ANN-to-SNN threshold balancing.
+// -ranges is a JSON array of sequences, each an array of per-step input
+// vectors, on which compile.Calibrate measures the graded neurons' ranges
+// (each sequence from rest); the Program saved with -out carries them, and
+// the loihi device sizes its graded spikes by them.
 // -input is a JSON array of per-step input vectors, or one vector held for
 // -steps steps (default the program's timesteps); the run prints
 // {"output_spike_counts":[[...]],"output_final_state":[[...]]}: per Output
@@ -41,6 +46,7 @@ import (
 	"github.com/neuro-go/neuro/compile/nir"
 	_ "github.com/neuro-go/neuro/compile/onnx"
 	_ "github.com/neuro-go/neuro/compile/pytorch"
+	_ "github.com/neuro-go/neuro/models/lima" // lima language models' state_dicts (neuro-1)
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
 	_ "github.com/neuro-go/neuro/runtime/hal/loihi"
 	_ "github.com/neuro-go/neuro/runtime/hal/xylo"
@@ -83,6 +89,7 @@ func run(args []string, stdout io.Writer) error {
 	bits := fs.Int("bits", 0, "weight bits (default: the target's)")
 	dt := fs.Float64("dt", 0, "time step in seconds (default 1e-3)")
 	inputPath := fs.String("input", "", "JSON input to run on the CPU simulator")
+	rangesPath := fs.String("ranges", "", "JSON sequences of input vectors to calibrate the graded neurons' ranges on")
 	steps := fs.Int("steps", 0, "steps to run with -input")
 	export := fs.String("export", "", "write the compiled graph as NIR (HDF5) here")
 	lossy := fs.Bool("export-lossy", false, "with -export, drop snn's extensions of NIR instead of refusing the graph")
@@ -123,6 +130,15 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	prog.Source = compile.Source{Format: irep.Format, Bytes: int64(len(data)), SHA256: sha256Hex(data)}
+	if *rangesPath != "" {
+		var seqs [][][]float32
+		if err := readJSON(*rangesPath, &seqs); err != nil {
+			return fmt.Errorf("-ranges: want an array of sequences of input vectors: %w", err)
+		}
+		if err := compile.Calibrate(prog, seqs); err != nil {
+			return fmt.Errorf("-ranges: %w", err)
+		}
+	}
 	res := result{Source: prog.Source, Import: irep, Network: crep.Network, Target: crep.Target, Estimates: crep.Estimates, Quant: crep.Quantization}
 	res.Warnings = append(append(append(append([]string{}, irep.Warnings...), irep.Approximate...), crep.Warnings...), crep.Approximated...)
 	enc := json.NewEncoder(stdout)

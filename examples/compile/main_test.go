@@ -2,14 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/compile/nir"
+	"github.com/neuro-go/neuro/runtime/hal"
+	"github.com/neuro-go/neuro/runtime/hal/loihi"
 	"github.com/neuro-go/neuro/snn"
 )
 
@@ -222,5 +226,65 @@ func TestExportNIR(t *testing.T) {
 	}
 	if len(g.NamesOfKind(snn.KindLIF)) == 0 {
 		t.Fatalf("exported graph has no LIF node: %v", g.Names())
+	}
+}
+
+// -ranges calibrates the graded neurons on sequences of inputs, the
+// program saved with -out carries the ranges, and loihi (which folds the
+// cpu program, as it does the built-in models) sizes its graded
+// spikes by them; a file that is not sequences of vectors is an error
+// that names the flag.
+func TestRanges(t *testing.T) {
+	in := filepath.Join("..", "..", "models", "lima", "testdata", "tiny.pt")
+	out := filepath.Join(t.TempDir(), "tiny.neuro")
+	b, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := compile.Import("pytorch", bytes.NewReader(b), int64(len(b)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes, err := g.Shapes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := snn.Size(shapes["token"].Out)
+	var seq [][]float32
+	for i := range 40 {
+		x := make([]float32, vocab)
+		x[(7*i)%vocab] = 1
+		seq = append(seq, x)
+	}
+	runJSON(t, "-format", "pytorch", "-in", in, "-ranges", writeJSON(t, [][][]float32{seq}), "-out", out)
+	if b, err = os.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	p, err := compile.Load(bytes.NewReader(b), int64(len(b)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Ranges["b0.mix"]) == 0 || slices.Max(p.Ranges["b0.mix"]) <= 0 {
+		t.Fatalf("saved ranges %v lack b0.mix", p.Ranges)
+	}
+	dev, err := hal.Open("loihi", hal.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	li, err := dev.Load(context.Background(), p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calibrated := false
+	for _, n := range li.(*loihi.Instance).Report().Nodes {
+		calibrated = calibrated || slices.ContainsFunc(n.Notes, func(s string) bool { return strings.Contains(s, "calibrated range") })
+	}
+	if !calibrated {
+		t.Error("no graded layer sized by the calibrated ranges")
+	}
+	var buf bytes.Buffer
+	err = run([]string{"-format", "pytorch", "-in", in, "-ranges", writeJSON(t, [][]float32{{1, 0}})}, &buf)
+	if err == nil || !strings.Contains(err.Error(), "-ranges: want an array of sequences") {
+		t.Errorf("vectors instead of sequences: %v", err)
 	}
 }
