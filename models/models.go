@@ -59,8 +59,8 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k/ranges.json train/runs/standard-lima-kd/ranges.json train/runs/heavy-lima-kd/ranges.json
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-s2/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-s2/ranges.json train/runs/standard-lima-kd/ranges.json train/runs/heavy-lima-kd/ranges.json
 //go:embed train/runs/*/results.json speed.json
 var files embed.FS
 
@@ -72,7 +72,7 @@ type builtin struct {
 }
 
 var builtins = []builtin{
-	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k", baseline: "lite-gru-2x-lr10-wd10m-bpe2k", tokenizer: "neuro-bpe-2k", size: "lite"},
+	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-s2", baseline: "lite-gru-2x-lr10-wd10m-bpe2k", tokenizer: "neuro-bpe-2k", size: "lite"},
 	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
