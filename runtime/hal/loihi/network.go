@@ -190,8 +190,10 @@ type Config struct {
 	// saturates, and Instance.Saturations counts it.
 	Ranges string
 	// RangeMargin is the factor on a calibrated range, at least 1.
-	// Default 4: on neuro-1-lite, 2 saturates on held-out text and 4 does
-	// not (bench/RESULTS.md, "neuro-1-lite on Loihi").
+	// Default 4, twice what neuro-1-lite's held-out text needs: calibrated
+	// on 7,168 training tokens, a margin of 2 saturates nothing there, but
+	// calibrated on 200 tokens it saturated 67 values (bench/RESULTS.md,
+	// "neuro-1-lite on Loihi").
 	RangeMargin float64
 }
 
