@@ -190,9 +190,9 @@ type Config struct {
 	// saturates, and Instance.Saturations counts it.
 	Ranges string
 	// RangeMargin is the factor on a calibrated range, at least 1.
-	// Default 4, twice what neuro-1-lite's held-out text needs: calibrated
-	// on 7,168 training tokens, a margin of 2 saturates nothing there, but
-	// calibrated on 200 tokens it saturated 67 values (bench/RESULTS.md,
+	// Default 4, twice what the lites' held-out text needs: calibrated on
+	// 7,168 training tokens, a margin of 2 saturates nothing there, but a
+	// lite calibrated on 200 tokens saturated 67 values (bench/RESULTS.md,
 	// "neuro-1-lite on Loihi").
 	RangeMargin float64
 }
