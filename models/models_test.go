@@ -51,11 +51,6 @@ func TestLoadDescribesEachModel(t *testing.T) {
 	}
 }
 
-// TestGeneratesPyTorchsContinuation runs the whole serving path for each
-// model: the chat message through the template and tokenizer, the
-// runtime's deployment on the cpu device, greedy sampling; the tokens must
-// be PyTorch's greedy continuation of the same prompt (the run's
-// reference.pt).
 // TestRangesCoverGradedNodes: every built-in model carries the ranges of
 // all its graded nodes (models/train/calibrate), each a positive magnitude
 // for every neuron that moved on the calibration text, so a fixed-point
@@ -84,6 +79,11 @@ func TestRangesCoverGradedNodes(t *testing.T) {
 	}
 }
 
+// TestGeneratesPyTorchsContinuation runs the whole serving path for each
+// model: the chat message through the template and tokenizer, the
+// runtime's deployment on the cpu device, greedy sampling; the tokens must
+// be PyTorch's greedy continuation of the same prompt (the run's
+// reference.pt).
 func TestGeneratesPyTorchsContinuation(t *testing.T) {
 	rt := runtime.New(nil)
 	defer rt.Close()

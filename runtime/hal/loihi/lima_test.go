@@ -170,6 +170,9 @@ func TestLiteOnLoihi(t *testing.T) {
 	for _, c := range chip.Placement().Cores {
 		synapses += c.Synapses
 	}
+	// Every graded layer but the first block's relay has calibrated ranges
+	// below its worst case; that relay carries the token's embedding of
+	// one weight, whose worst case text already reaches.
 	for _, l := range net.Layers {
 		if n := rep.Node(l.Name); l.Graded && l.Name != "b0.shift" && !slices.ContainsFunc(n.Notes, func(s string) bool { return strings.Contains(s, "calibrated range") }) {
 			t.Errorf("graded layer %s: payloads not sized by the calibrated ranges (notes %q)", l.Name, n.Notes)
@@ -198,8 +201,8 @@ func TestLiteOnLoihi(t *testing.T) {
 		cce, cce/math.Ln2, lce, lce/math.Ln2, agree, len(carg), kl, klWorst, chip.Placement().CoresUsed, synapses, net.Depth, chip.Saturations())
 	// Bounds from the measurement, with room for float rounding across
 	// machines but not for a real regression.
-	if lce-cce > 0.035 || lce-cce < -0.05 {
-		t.Errorf("loihi cross-entropy %.4f vs cpu %.4f: quantisation moves it by more than the 0.035 nats/token of cost (0.05 of gain) allowed", lce, cce)
+	if lce-cce > 0.03 || lce-cce < -0.03 {
+		t.Errorf("loihi cross-entropy %.4f vs cpu %.4f: quantisation costs more than 0.03 nats/token", lce, cce)
 	}
 	if kl > 0.065 || klWorst > 0.065 {
 		t.Errorf("KL from the cpu %.4f nats with calibrated ranges, %.4f with the worst case: want at most 0.065", kl, klWorst)
