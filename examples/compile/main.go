@@ -112,7 +112,11 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	if *calibPath != "" {
-		if opts.Conversion.Calibration, err = readVectors(*calibPath); err != nil {
+		b, err := os.ReadFile(*calibPath)
+		if err != nil {
+			return fmt.Errorf("-calib: %w", err)
+		}
+		if opts.Conversion.Calibration, err = parseVectors(b); err != nil {
 			return fmt.Errorf("-calib: %w", err)
 		}
 	}
@@ -131,11 +135,11 @@ func run(args []string, stdout io.Writer) error {
 	}
 	prog.Source = compile.Source{Format: irep.Format, Bytes: int64(len(data)), SHA256: sha256Hex(data)}
 	if *rangesPath != "" {
-		var seqs [][][]float32
-		if err := readJSON(*rangesPath, &seqs); err != nil {
-			return fmt.Errorf("-ranges: want an array of sequences of input vectors: %w", err)
+		b, err := os.ReadFile(*rangesPath)
+		if err != nil {
+			return fmt.Errorf("-ranges: %w", err)
 		}
-		if err := compile.Calibrate(prog, seqs); err != nil {
+		if err := calibrate(prog, b); err != nil {
 			return fmt.Errorf("-ranges: %w", err)
 		}
 	}
@@ -175,29 +179,25 @@ func run(args []string, stdout io.Writer) error {
 	return enc.Encode(rr)
 }
 
+// calibrate records the graded neurons' ranges in p from b, a JSON array
+// of sequences of input vectors.
+func calibrate(p *compile.Program, b []byte) error {
+	var seqs [][][]float32
+	if err := json.Unmarshal(b, &seqs); err != nil {
+		return fmt.Errorf("want an array of sequences of input vectors: %w", err)
+	}
+	return compile.Calibrate(p, seqs)
+}
+
 // simulate runs the program's graph on the CPU simulator.
 func simulate(p *compile.Program, path string, steps int) (*runResult, error) {
-	var raw json.RawMessage
-	if err := readJSON(path, &raw); err != nil {
+	b, err := os.ReadFile(path)
+	if err != nil {
 		return nil, err
 	}
-	var rows [][]float32
-	if err := json.Unmarshal(raw, &rows); err != nil {
-		var one []float32
-		if err2 := json.Unmarshal(raw, &one); err2 != nil {
-			return nil, fmt.Errorf("want an array of per-step vectors or one vector: %v", err)
-		}
-		if steps == 0 {
-			steps = p.Timesteps
-		}
-		rows = [][]float32{one}
-	} else if steps == 0 {
-		steps = len(rows)
-	} else if steps > len(rows) {
-		return nil, fmt.Errorf("-steps %d but the input has %d steps", steps, len(rows))
-	}
-	if len(rows) == 0 || steps < 1 {
-		return nil, errors.New("no input steps")
+	rows, steps, err := parseSteps(b, steps, p.Timesteps)
+	if err != nil {
+		return nil, err
 	}
 	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: p.Dt})
 	if err != nil {
@@ -229,6 +229,30 @@ func simulate(p *compile.Program, path string, steps int) (*runResult, error) {
 	return res, nil
 }
 
+// parseSteps reads -input: an array of per-step vectors, run for steps
+// (0: all of them), or one vector, held for steps (0: timesteps).
+func parseSteps(b []byte, steps, timesteps int) ([][]float32, int, error) {
+	var rows [][]float32
+	if err := json.Unmarshal(b, &rows); err != nil {
+		var one []float32
+		if err2 := json.Unmarshal(b, &one); err2 != nil {
+			return nil, 0, fmt.Errorf("want an array of per-step vectors or one vector: %v", err)
+		}
+		if steps == 0 {
+			steps = timesteps
+		}
+		rows = [][]float32{one}
+	} else if steps == 0 {
+		steps = len(rows)
+	} else if steps > len(rows) {
+		return nil, 0, fmt.Errorf("-steps %d but the input has %d steps", steps, len(rows))
+	}
+	if len(rows) == 0 || steps < 1 {
+		return nil, 0, errors.New("no input steps")
+	}
+	return rows, steps, nil
+}
+
 func baseName(p string) string {
 	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
 		p = p[i+1:]
@@ -252,13 +276,9 @@ func readJSON(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// readVectors reads calibration inputs: an array of vectors, or an object
+// parseVectors reads calibration inputs: an array of vectors, or an object
 // holding them under "inputs" or "calibration.inputs" (the digits files).
-func readVectors(path string) ([][]float32, error) {
-	var raw json.RawMessage
-	if err := readJSON(path, &raw); err != nil {
-		return nil, err
-	}
+func parseVectors(raw []byte) ([][]float32, error) {
 	var xs [][]float32
 	if err := json.Unmarshal(raw, &xs); err == nil {
 		return xs, nil

@@ -288,3 +288,52 @@ func TestRanges(t *testing.T) {
 		t.Errorf("vectors instead of sequences: %v", err)
 	}
 }
+
+// FuzzInputs feeds arbitrary bytes to the example's own JSON readers: -calib's
+// vectors, -input's steps, and -ranges' sequences, which calibrate a small
+// lima program. Each reads the bytes or says what is wrong with them; none
+// panics, and a step list it accepts is one the simulator can run.
+func FuzzInputs(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "models", "lima", "testdata", "tiny.pt"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	g, _, err := compile.Import("pytorch", bytes.NewReader(b), int64(len(b)), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	p, _, err := compile.Compile(g, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	shapes, err := g.Shapes()
+	if err != nil {
+		f.Fatal(err)
+	}
+	onehot := make([]float32, snn.Size(shapes["token"].Out))
+	onehot[1] = 1
+	seq, err := json.Marshal([][][]float32{{onehot, onehot}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seq)
+	f.Add([]byte(`[[1,0],[0,1]]`))
+	f.Add([]byte(`{"inputs":[[1]]}`))
+	f.Add([]byte(`{"calibration":{"inputs":[[0.5]]}}`))
+	f.Add([]byte(`[0.5,1]`))
+	f.Add([]byte(`[[[1e39]]]`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := parseVectors(b); err != nil && err.Error() == "" {
+			t.Fatal("an error without a message")
+		}
+		if rows, steps, err := parseSteps(b, 0, 4); err == nil && (len(rows) == 0 || steps < 1) {
+			t.Fatalf("accepted %d rows for %d steps", len(rows), steps)
+		}
+		q := *p
+		q.Ranges = nil
+		if err := calibrate(&q, b); err == nil && len(q.Ranges) == 0 {
+			t.Fatal("calibrated without recording a range")
+		}
+	})
+}
