@@ -51,6 +51,7 @@ type rawCompileOptions struct {
 	Timesteps   json.RawMessage `json:"timesteps"`
 	Percentile  json.RawMessage `json:"percentile"`
 	Calibration json.RawMessage `json:"calibration"`
+	Ranges      json.RawMessage `json:"ranges"`
 }
 
 // Bounds on the conversion options: enough for real calibration sets,
@@ -58,6 +59,7 @@ type rawCompileOptions struct {
 // allocate or compute without end.
 const (
 	maxCalibrationSamples = 1024
+	maxRangeSequences     = 1024
 	maxCalibrationValues  = 1 << 22
 	maxTimesteps          = 4096
 	maxLayers             = 1024
@@ -177,6 +179,10 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*compi
 	if e != nil {
 		return nil, e
 	}
+	ranges, e := parseRanges(raw.Options, maxCalibrationValues-values(iopts.Conversion.Calibration))
+	if e != nil {
+		return nil, e
+	}
 	iopts.MaxBytes = 4 * s.opts.MaxCompileBytes
 	data, e := decodeModelFile(raw.ModelFile, s.opts.MaxCompileBytes)
 	if e != nil {
@@ -186,6 +192,7 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*compi
 		Format: importer, Data: data, Name: name, Target: target, Owner: principal,
 		Import:  *iopts,
 		Compile: *copts,
+		Ranges:  ranges,
 	})
 	if err != nil {
 		var pe *runtime.ParamError
@@ -306,15 +313,49 @@ func parseConversion(raw json.RawMessage) (*compile.Options, compile.ConversionO
 			if err := json.Unmarshal(rc.Samples, &samples); err != nil {
 				return nil, conv, invalid("options.calibration.samples", "invalid_type", "options.calibration.samples must be an array of arrays of numbers")
 			}
-			total := 0
-			for _, s := range samples {
-				total += len(s)
-			}
-			if len(samples) > maxCalibrationSamples || total > maxCalibrationValues {
+			if len(samples) > maxCalibrationSamples || values(samples) > maxCalibrationValues {
 				return nil, conv, invalid("options.calibration.samples", "invalid_value", "options.calibration.samples: at most %d samples and %d values", maxCalibrationSamples, maxCalibrationValues)
 			}
 			conv.Calibration = samples
 		}
 	}
 	return opts, conv, nil
+}
+
+// values counts the numbers in vectors.
+func values(vectors [][]float32) int {
+	n := 0
+	for _, v := range vectors {
+		n += len(v)
+	}
+	return n
+}
+
+// parseRanges reads options.ranges: sequences of input vectors on which
+// the compiled program's graded values are calibrated (runtime.CompileRequest),
+// at most maxRangeSequences of them and budget numbers in all.
+func parseRanges(options json.RawMessage, budget int) ([][][]float32, *Error) {
+	if absent(options) {
+		return nil, nil
+	}
+	var ro rawCompileOptions
+	json.Unmarshal(options, &ro) // parseConversion has checked it is an object
+	if absent(ro.Ranges) {
+		return nil, nil
+	}
+	var seqs [][][]float32
+	if ro.Ranges[0] != '[' || json.Unmarshal(ro.Ranges, &seqs) != nil {
+		return nil, invalid("options.ranges", "invalid_type", "options.ranges must be an array of sequences, each an array of input vectors (arrays of numbers)")
+	}
+	if len(seqs) == 0 {
+		return nil, invalid("options.ranges", "invalid_value", "options.ranges has no sequences")
+	}
+	n := 0
+	for _, s := range seqs {
+		n += values(s)
+	}
+	if len(seqs) > maxRangeSequences || n > budget {
+		return nil, invalid("options.ranges", "invalid_value", "options.ranges: at most %d sequences and %d numbers (with options.calibration.samples)", maxRangeSequences, budget)
+	}
+	return seqs, nil
 }

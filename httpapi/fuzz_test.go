@@ -58,3 +58,34 @@ func FuzzCompileUpload(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompileOptions feeds arbitrary JSON to the parsers of /v1/compile's
+// options: each either reads it, within its bounds, or refuses it with a
+// 400 that names the field.
+func FuzzCompileOptions(f *testing.F) {
+	f.Add(`{"timesteps":32,"weight_bits":8,"calibration":{"samples":[[0.5,1]],"percentile":99}}`)
+	f.Add(`{"layers":[{"name":"0","kind":"linear","shape":[4,2]}],"dt":0.001}`)
+	f.Add(`{"ranges":[[[1,0],[0,1]],[[0.5,0.5]]]}`)
+	f.Add(`{"ranges":[[1,0]]}`)
+	f.Add(`{"ranges":[],"calibration":{"samples":[]}}`)
+	f.Add(`[]`)
+	f.Fuzz(func(t *testing.T, options string) {
+		raw := json.RawMessage(options)
+		if !json.Valid(raw) {
+			return // decodeObject refuses the whole body first
+		}
+		_, iopts, e := parseCompileOptions(raw)
+		if e == nil {
+			if len(iopts.Layers) > maxLayers || values(iopts.Conversion.Calibration) > maxCalibrationValues {
+				t.Fatalf("over the bounds: %d layers, %d calibration values", len(iopts.Layers), values(iopts.Conversion.Calibration))
+			}
+			var seqs [][][]float32
+			if seqs, e = parseRanges(raw, maxCalibrationValues-values(iopts.Conversion.Calibration)); e == nil && len(seqs) > maxRangeSequences {
+				t.Fatalf("%d range sequences", len(seqs))
+			}
+		}
+		if e != nil && (e.Status != 400 || e.Param == "" || e.Message == "") {
+			t.Fatalf("%s: %+v", options, e)
+		}
+	})
+}

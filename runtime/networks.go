@@ -39,7 +39,17 @@ type CompileRequest struct {
 	// Compile configures the compiler; Name and Target are set from the
 	// request.
 	Compile compile.Options
+	// Ranges, when set, are sequences of input vectors on which the
+	// compiled program's graded values are calibrated (compile.Calibrate),
+	// so that a fixed-point target sizes them by what data reaches rather
+	// than by the worst case. The work is bounded by MaxCalibrationWork.
+	Ranges [][][]float32
 }
+
+// MaxCalibrationWork bounds CompileRequest.Ranges: the input vectors times
+// the timesteps each is held for times the network's synapses and neurons,
+// about two seconds of the float simulator.
+const MaxCalibrationWork = 1 << 31
 
 // Network is a compiled network the runtime stores: what compiling it
 // found. Its Model (same ID) holds the Program.
@@ -64,12 +74,29 @@ type diskNetwork struct {
 	Created int64 `json:"created"`
 }
 
+// calibrate records p's ranges on seqs, refusing more work than
+// MaxCalibrationWork.
+func calibrate(p *compile.Program, net compile.NetworkReport, seqs [][][]float32) error {
+	vectors := 0
+	for _, s := range seqs {
+		vectors += len(s)
+	}
+	if work := float64(vectors) * float64(max(p.Timesteps, 1)) * float64(net.Synapses+net.Neurons+1); work > MaxCalibrationWork {
+		return &ParamError{"options.ranges", fmt.Sprintf("calibrating %d input vectors, each held for %d timesteps, on %d synapses and %d neurons is %.3g updates; at most %d", vectors, max(p.Timesteps, 1), net.Synapses, net.Neurons, work, MaxCalibrationWork)}
+	}
+	if err := compile.Calibrate(p, seqs); err != nil {
+		return &ParamError{"options.ranges", strings.TrimPrefix(err.Error(), "compile: Calibrate: ")}
+	}
+	return nil
+}
+
 // Compile imports, compiles and stores a network, and registers it as a
 // model owned by req.Owner. With Options.DataDir set, the network is
 // written there and comes back after a restart.
 //
-// A request naming an unknown format or device fails with a ParamError
-// (param "model_format" or "target"); a file the importer refuses fails
+// A request naming an unknown format or device, or ranges that do not fit
+// the network, fails with a ParamError (param "model_format", "target" or
+// "options.ranges"); a file the importer refuses fails
 // with the importer's error; a network that does not fit the target
 // wraps compile.ErrUnsupported.
 func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, error) {
@@ -122,6 +149,11 @@ func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, e
 		return nil, &compile.UnsupportedError{Reason: "the network does not fit " + target}
 	}
 	prog.Source = compile.Source{Format: format, Bytes: int64(len(req.Data)), SHA256: digest}
+	if len(req.Ranges) > 0 {
+		if err := calibrate(prog, rep.Network, req.Ranges); err != nil {
+			return nil, err
+		}
+	}
 	n := &Network{
 		ID: newNetworkID(), Name: name, Created: r.opts.Now(), Owner: req.Owner,
 		Source: prog.Source, Network: rep.Network, Target: rep.Target, Estimates: rep.Estimates,

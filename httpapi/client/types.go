@@ -363,8 +363,8 @@ type CompileRequest struct {
 	Name string
 	// Target is a device name; default the CPU simulator.
 	Target string
-	// Options are compiler options (weight bits, timesteps, calibration),
-	// passed through as JSON.
+	// Options are compiler options (weight bits, timesteps, calibration,
+	// ranges), passed through as JSON.
 	Options map[string]any
 }
 
