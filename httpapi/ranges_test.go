@@ -1,19 +1,16 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/neuro-go/neuro/compile"
 	_ "github.com/neuro-go/neuro/models/lima"
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"
 	"github.com/neuro-go/neuro/runtime/hal/loihi"
-	"github.com/neuro-go/neuro/snn"
 )
 
 // options.ranges calibrates a compiled network's graded values on the
@@ -26,15 +23,12 @@ func TestCompileRanges(t *testing.T) {
 	rt := runtime.New(&runtime.Options{DataDir: dir})
 	s := newTestServer(t, rt, &Options{MaxCompileBytes: 1 << 20})
 	tiny := readFixture(t, "models/lima/testdata/tiny.pt")
-	g, _, err := compile.Import("pytorch", bytes.NewReader(tiny), int64(len(tiny)), nil)
-	if err != nil {
-		t.Fatal(err)
+	var plain compiledNetwork
+	w := do(s, "POST", "/v1/compile", keyAlice, compileBody("pytorch", tiny, ""))
+	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &plain) != nil {
+		t.Fatalf("%d %s", w.Code, w.Body)
 	}
-	shapes, err := g.Shapes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vocab := snn.Size(shapes["token"].Out)
+	vocab := plain.Network.Inputs
 	seq := make([][]float32, 30)
 	for i := range seq {
 		seq[i] = make([]float32, vocab)
@@ -47,7 +41,7 @@ func TestCompileRanges(t *testing.T) {
 		}
 		return compileBody("pytorch", tiny, `,"options":{"ranges":`+string(b)+`}`)
 	}
-	w := do(s, "POST", "/v1/compile", keyAlice, body([][][]float32{seq, seq[:7]}))
+	w = do(s, "POST", "/v1/compile", keyAlice, body([][][]float32{seq, seq[:7]}))
 	if w.Code != 200 {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
@@ -62,6 +56,11 @@ func TestCompileRanges(t *testing.T) {
 	}
 	if r := m.Program.Ranges["b0.mix"]; len(r) == 0 || slices.Max(r) <= 0 {
 		t.Fatalf("the stored program's ranges lack b0.mix: %v", m.Program.Ranges)
+	}
+	if m, err := rt2.Model(plain.ID); err != nil {
+		t.Fatal(err)
+	} else if m.Program.Ranges != nil {
+		t.Fatalf("a network compiled without options.ranges has ranges %v", m.Program.Ranges)
 	}
 	dev, err := hal.Open("loihi", hal.Config{})
 	if err != nil {

@@ -237,19 +237,7 @@ func TestExportNIR(t *testing.T) {
 func TestRanges(t *testing.T) {
 	in := filepath.Join("..", "..", "models", "lima", "testdata", "tiny.pt")
 	out := filepath.Join(t.TempDir(), "tiny.neuro")
-	b, err := os.ReadFile(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _, err := compile.Import("pytorch", bytes.NewReader(b), int64(len(b)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shapes, err := g.Shapes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vocab := snn.Size(shapes["token"].Out)
+	_, vocab := tinyLima(t)
 	var seq [][]float32
 	for i := range 40 {
 		x := make([]float32, vocab)
@@ -257,7 +245,8 @@ func TestRanges(t *testing.T) {
 		seq = append(seq, x)
 	}
 	runJSON(t, "-format", "pytorch", "-in", in, "-ranges", writeJSON(t, [][][]float32{seq}), "-out", out)
-	if b, err = os.ReadFile(out); err != nil {
+	b, err := os.ReadFile(out)
+	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := compile.Load(bytes.NewReader(b), int64(len(b)), nil)
@@ -289,28 +278,36 @@ func TestRanges(t *testing.T) {
 	}
 }
 
+// tinyLima compiles models/lima's tiny fixture for the cpu and returns it
+// with its vocabulary size.
+func tinyLima(t testing.TB) (*compile.Program, int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "models", "lima", "testdata", "tiny.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := compile.Import("pytorch", bytes.NewReader(b), int64(len(b)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := compile.Compile(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes, err := g.Shapes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, snn.Size(shapes["token"].Out)
+}
+
 // FuzzInputs feeds arbitrary bytes to the example's own JSON readers: -calib's
 // vectors, -input's steps, and -ranges' sequences, which calibrate a small
 // lima program. Each reads the bytes or says what is wrong with them; none
 // panics, and a step list it accepts is one the simulator can run.
 func FuzzInputs(f *testing.F) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "models", "lima", "testdata", "tiny.pt"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	g, _, err := compile.Import("pytorch", bytes.NewReader(b), int64(len(b)), nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	p, _, err := compile.Compile(g, nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	shapes, err := g.Shapes()
-	if err != nil {
-		f.Fatal(err)
-	}
-	onehot := make([]float32, snn.Size(shapes["token"].Out))
+	p, vocab := tinyLima(f)
+	onehot := make([]float32, vocab)
 	onehot[1] = 1
 	seq, err := json.Marshal([][][]float32{{onehot, onehot}})
 	if err != nil {
