@@ -355,7 +355,7 @@ func parseRanges(options json.RawMessage, budget int) ([][][]float32, *Error) {
 		n += values(s)
 	}
 	if len(seqs) > maxRangeSequences || n > budget {
-		return nil, invalid("options.ranges", "invalid_value", "options.ranges: at most %d sequences and %d numbers (with options.calibration.samples)", maxRangeSequences, budget)
+		return nil, invalid("options.ranges", "invalid_value", "options.ranges: at most %d sequences and %d numbers (what options.calibration.samples leaves of %d)", maxRangeSequences, budget, maxCalibrationValues)
 	}
 	return seqs, nil
 }

@@ -48,7 +48,7 @@ type CompileRequest struct {
 
 // MaxCalibrationWork bounds CompileRequest.Ranges: the input vectors times
 // the timesteps each is held for times the network's synapses and neurons,
-// about two seconds of the float simulator.
+// the updates the float simulator makes to calibrate on them.
 const MaxCalibrationWork = 1 << 31
 
 // Network is a compiled network the runtime stores: what compiling it
