@@ -175,11 +175,7 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*compi
 	if e != nil {
 		return nil, e
 	}
-	copts, iopts, e := parseCompileOptions(raw.Options)
-	if e != nil {
-		return nil, e
-	}
-	ranges, e := parseRanges(raw.Options, maxCalibrationValues-values(iopts.Conversion.Calibration))
+	copts, iopts, ranges, e := parseCompileOptions(raw.Options)
 	if e != nil {
 		return nil, e
 	}
@@ -224,44 +220,48 @@ func importError(err error) *Error {
 }
 
 // parseCompileOptions reads options into the compiler's and the
-// importer's options.
-func parseCompileOptions(raw json.RawMessage) (*compile.Options, *compile.ImportOptions, *Error) {
+// importer's options, and the sequences options.ranges calibrates on.
+func parseCompileOptions(raw json.RawMessage) (*compile.Options, *compile.ImportOptions, [][][]float32, *Error) {
 	opts, iopts := &compile.Options{}, &compile.ImportOptions{}
 	if absent(raw) {
-		return opts, iopts, nil
+		return opts, iopts, nil, nil
 	}
 	copts, conv, e := parseConversion(raw)
 	if e != nil {
-		return nil, nil, e
+		return nil, nil, nil, e
 	}
 	var ro rawCompileOptions
 	json.Unmarshal(raw, &ro) // parseConversion has checked it is an object
 	if iopts.Dt, e = parseNumber(ro.Dt, "options.dt", 1e-7, 1, 0); e != nil {
-		return nil, nil, e
+		return nil, nil, nil, e
 	}
 	if !absent(ro.Layers) {
 		var layers []compile.LayerSpec
 		if ro.Layers[0] != '[' || json.Unmarshal(ro.Layers, &layers) != nil {
-			return nil, nil, invalid("options.layers", "invalid_type",
+			return nil, nil, nil, invalid("options.layers", "invalid_type",
 				`options.layers must be an array of {"name", "kind", "params", "shape"}, as the Go importer's compile.LayerSpec`)
 		}
 		if len(layers) > maxLayers {
-			return nil, nil, invalid("options.layers", "invalid_value", "options.layers has %d layers; at most %d", len(layers), maxLayers)
+			return nil, nil, nil, invalid("options.layers", "invalid_value", "options.layers has %d layers; at most %d", len(layers), maxLayers)
 		}
 		for i, l := range layers {
 			if l.Name == "" {
-				return nil, nil, invalid(fmt.Sprintf("options.layers[%d]", i), "missing_field", "options.layers[%d] needs a name: the key prefix in the state_dict", i)
+				return nil, nil, nil, invalid(fmt.Sprintf("options.layers[%d]", i), "missing_field", "options.layers[%d] needs a name: the key prefix in the state_dict", i)
 			}
 			for _, d := range l.Shape {
 				if d < 1 || d > 1<<20 {
-					return nil, nil, invalid(fmt.Sprintf("options.layers[%d].shape", i), "invalid_value", "options.layers[%d].shape: %d is not a dimension", i, d)
+					return nil, nil, nil, invalid(fmt.Sprintf("options.layers[%d].shape", i), "invalid_value", "options.layers[%d].shape: %d is not a dimension", i, d)
 				}
 			}
 		}
 		iopts.Layers = layers
 	}
 	iopts.Conversion = conv
-	return copts, iopts, nil
+	ranges, e := parseRanges(ro.Ranges, maxCalibrationValues-values(conv.Calibration))
+	if e != nil {
+		return nil, nil, nil, e
+	}
+	return copts, iopts, ranges, nil
 }
 
 func parseConversion(raw json.RawMessage) (*compile.Options, compile.ConversionOptions, *Error) {
@@ -334,17 +334,12 @@ func values(vectors [][]float32) int {
 // parseRanges reads options.ranges: sequences of input vectors on which
 // the compiled program's graded values are calibrated (runtime.CompileRequest),
 // at most maxRangeSequences of them and budget numbers in all.
-func parseRanges(options json.RawMessage, budget int) ([][][]float32, *Error) {
-	if absent(options) {
-		return nil, nil
-	}
-	var ro rawCompileOptions
-	json.Unmarshal(options, &ro) // parseConversion has checked it is an object
-	if absent(ro.Ranges) {
+func parseRanges(raw json.RawMessage, budget int) ([][][]float32, *Error) {
+	if absent(raw) {
 		return nil, nil
 	}
 	var seqs [][][]float32
-	if ro.Ranges[0] != '[' || json.Unmarshal(ro.Ranges, &seqs) != nil {
+	if raw[0] != '[' || json.Unmarshal(raw, &seqs) != nil {
 		return nil, invalid("options.ranges", "invalid_type", "options.ranges must be an array of sequences, each an array of input vectors (arrays of numbers)")
 	}
 	if len(seqs) == 0 {

@@ -74,14 +74,14 @@ func FuzzCompileOptions(f *testing.F) {
 		if !json.Valid(raw) {
 			return // decodeObject refuses the whole body first
 		}
-		_, iopts, e := parseCompileOptions(raw)
+		_, iopts, ranges, e := parseCompileOptions(raw)
 		if e == nil {
-			if len(iopts.Layers) > maxLayers || values(iopts.Conversion.Calibration) > maxCalibrationValues {
-				t.Fatalf("over the bounds: %d layers, %d calibration values", len(iopts.Layers), values(iopts.Conversion.Calibration))
+			n := values(iopts.Conversion.Calibration)
+			for _, seq := range ranges {
+				n += values(seq)
 			}
-			var seqs [][][]float32
-			if seqs, e = parseRanges(raw, maxCalibrationValues-values(iopts.Conversion.Calibration)); e == nil && len(seqs) > maxRangeSequences {
-				t.Fatalf("%d range sequences", len(seqs))
+			if len(iopts.Layers) > maxLayers || len(ranges) > maxRangeSequences || n > maxCalibrationValues {
+				t.Fatalf("over the bounds: %d layers, %d range sequences, %d calibration and range values", len(iopts.Layers), len(ranges), n)
 			}
 		}
 		if e != nil && (e.Status != 400 || e.Param == "" || e.Message == "") {

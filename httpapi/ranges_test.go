@@ -16,8 +16,9 @@ import (
 // options.ranges calibrates a compiled network's graded values on the
 // sequences sent, as examples/compile -ranges does: the stored program
 // carries the ranges across a restart, so loihi sizes its graded spikes by
-// them when it folds the program. Sequences that do not fit the network, that are not sequences, or
-// that would take more work than the bound are 400 naming options.ranges.
+// them when it folds the program. Sequences that do not fit the network,
+// that are not sequences, or that would take more work than the bound are
+// 400 naming options.ranges.
 func TestCompileRanges(t *testing.T) {
 	dir := t.TempDir()
 	rt := runtime.New(&runtime.Options{DataDir: dir})
@@ -34,12 +35,13 @@ func TestCompileRanges(t *testing.T) {
 		seq[i] = make([]float32, vocab)
 		seq[i][(5*i)%vocab] = 1
 	}
-	body := func(v any) string {
+	// body sends v as options.ranges, after the other options in more.
+	body := func(v any, more ...string) string {
 		b, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return compileBody("pytorch", tiny, `,"options":{"ranges":`+string(b)+`}`)
+		return compileBody("pytorch", tiny, `,"options":{`+strings.Join(append(more, `"ranges":`+string(b)), ",")+`}`)
 	}
 	w = do(s, "POST", "/v1/compile", keyAlice, body([][][]float32{seq, seq[:7]}))
 	if w.Code != 200 {
@@ -88,7 +90,7 @@ func TestCompileRanges(t *testing.T) {
 		{"no sequences", body([][][]float32{}), "invalid_value", "no sequences"},
 		{"wrong width", body([][][]float32{{{1, 0, 0}}}), "invalid_value", "has 3 values"},
 		{"too many sequences", body(make([][][]float32, maxRangeSequences+1)), "invalid_value", "at most"},
-		{"too much work", compileBody("pytorch", tiny, `,"options":{"timesteps":4096,"ranges":`+must(json.Marshal([][][]float32{long}))+`}`), "invalid_value", "updates; at most"},
+		{"too much work", body([][][]float32{long}, `"timesteps":4096`), "invalid_value", "updates; at most"},
 	} {
 		w := do(s, "POST", "/v1/compile", keyAlice, tc.body)
 		checkError(t, w, 400, typeInvalidRequest, tc.code, "options.ranges")
@@ -96,11 +98,4 @@ func TestCompileRanges(t *testing.T) {
 			t.Errorf("%s: the message does not say %q: %s", tc.name, tc.says, w.Body)
 		}
 	}
-}
-
-func must(b []byte, err error) string {
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }
