@@ -59,8 +59,8 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-s2/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-s2/ranges.json train/runs/standard-lima-kd/ranges.json train/runs/heavy-lima-kd/ranges.json
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998/ranges.json train/runs/standard-lima-kd/ranges.json train/runs/heavy-lima-kd/ranges.json
 //go:embed train/runs/*/results.json speed.json
 var files embed.FS
 
@@ -72,7 +72,7 @@ type builtin struct {
 }
 
 var builtins = []builtin{
-	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-s2", baseline: "lite-gru-2x-lr10-wd10m-bpe2k", tokenizer: "neuro-bpe-2k", size: "lite"},
+	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998", baseline: "lite-gru-2x-lr10-wd10m-bpe2k-ema-s6-gpu-avg0.998", tokenizer: "neuro-bpe-2k", size: "lite"},
 	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
@@ -284,7 +284,14 @@ type results struct {
 	TrainTokens  int     `json:"train_tokens"`
 	TrainSeconds float64 `json:"train_seconds"`
 	Device       string  `json:"device"`
-	Args         struct {
+	DeviceName   string  `json:"device_name"` // the GPU's or CPU's name (runs from session 18 on)
+	// Averaged is set on a run made by average.py: its weights are the
+	// exponential moving average of another run's (train.py --ema).
+	Averaged *struct {
+		Run   string  `json:"run"`
+		Decay float64 `json:"decay"`
+	} `json:"averaged"`
+	Args struct {
 		Seed    int     `json:"seed"`
 		Batch   int     `json:"batch"`
 		Seq     int     `json:"seq"`
@@ -339,6 +346,23 @@ func (r *results) flags() string {
 		f += " --wd-params matrices"
 	}
 	return f
+}
+
+// machine names what the run trained on, for a card.
+func (r *results) machine() string {
+	if r.DeviceName != "" {
+		return r.DeviceName
+	}
+	return r.Device
+}
+
+// averaging says, for a card, whether the weights are an average over
+// training, and at which decay.
+func (r *results) averaging() string {
+	if r.Averaged == nil {
+		return ""
+	}
+	return fmt.Sprintf("the exponential moving average of its training weights (train.py --ema %g, run %s)", r.Averaged.Decay, r.Averaged.Run)
 }
 
 // decay says how the run's weight decay was applied, for a card.
@@ -408,7 +432,7 @@ func (b builtin) card() (runtime.Card, error) {
 		Neurons:    r.Counts.Spiking + r.Counts.LI,
 		Synapses:   r.Counts.Synapses,
 		Training: fmt.Sprintf("train.py --arch %s --size %s%s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s, seed %d; tokenizer %s.",
-			r.Arch, b.size, r.flags(), r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.Device, r.Args.Seed, b.tokenizer),
+			r.Arch, b.size, r.flags(), r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.machine(), r.Args.Seed, b.tokenizer),
 		License: "Weights: the Neuro project's licence. Training data (the project's corpus): Topical-Chat and TinyStories under CDLA-Sharing-1.0, CaSiNo under CC BY 4.0 (Chawla et al., 2021), Taskmaster-4 and the Self-Dialogue Corpus subset as their manifests state, tinyshakespeare and Project Gutenberg books in the public domain; the training run's NOTICE lists each source.",
 		Quality: map[string]float64{"heldout_bits_per_byte": round(r.Heldout.BPB, 4)},
 		Extra: map[string]any{
@@ -427,6 +451,9 @@ func (b builtin) card() (runtime.Card, error) {
 			"state_per_sequence": "constant: one value per leaky integrator (and per LIF neuron and shift channel), whatever the context length",
 		},
 	}
+	if a := r.averaging(); a != "" {
+		card.Training += " The weights are " + a + "."
+	}
 	for _, src := range slices.Sorted(maps.Keys(r.Heldout.Sources)) {
 		card.Quality["heldout_bits_per_byte."+src] = round(r.Heldout.Sources[src].BPB, 4)
 	}
@@ -440,6 +467,9 @@ func (b builtin) card() (runtime.Card, error) {
 			baseline += "; the spiking model learnt from the GRU's next-token distributions as well as from the text (distillation)"
 		default:
 			baseline += "; the spiking model learnt from the next-token distributions of " + r.Args.Distill + " as well as from the text (distillation)"
+		}
+		if a := base.averaging(); a != "" {
+			baseline += "; the GRU's weights are " + a
 		}
 		card.Extra["baseline"] = baseline
 	} else if !errors.Is(err, fs.ErrNotExist) {

@@ -46,6 +46,15 @@ func TestLoadDescribesEachModel(t *testing.T) {
 			t.Errorf("%s: the card exposes a repository path: %s", id, b)
 		}
 	}
+	// lite's weights and its baseline's are averages over training
+	// (models/train/average.py), which the card says of both.
+	lite, err := models.Load(models.Lite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base, _ := lite.Card.Extra["baseline"].(string); !strings.Contains(lite.Card.Training, "--ema 0.998") || !strings.Contains(base, "moving average") {
+		t.Errorf("lite's card does not say its weights are averages: %q; baseline %q", lite.Card.Training, base)
+	}
 	if _, err := models.Load("neuro-2"); err == nil || !strings.Contains(err.Error(), "neuro-1-lite") {
 		t.Fatalf("unknown model: %v", err)
 	}

@@ -130,7 +130,12 @@ class LIFScan(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, a, slope):
-        s, v = _lif_fwd(x, a)
+        if x.is_cuda:  # one kernel per scan instead of a dozen per token (gpu.py)
+            import gpu
+            x = x.contiguous()
+            s, v = gpu.lif_fwd(x, a)
+        else:
+            s, v = _lif_fwd(x, a)
         ctx.save_for_backward(x, v, s, a)
         ctx.slope = slope
         return s
@@ -138,7 +143,11 @@ class LIFScan(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         x, v, s, a = ctx.saved_tensors
-        gx, ga = _lif_bwd(g.contiguous(), x, v, s, a, float(ctx.slope))
+        if x.is_cuda:
+            import gpu
+            gx, ga = gpu.lif_bwd(g, x, v, s, a, ctx.slope)
+        else:
+            gx, ga = _lif_bwd(g.contiguous(), x, v, s, a, float(ctx.slope))
         return gx, ga, None
 
 

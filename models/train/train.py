@@ -81,6 +81,9 @@ def parse():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--eval-only", action="store_true")
+    p.add_argument("--ema", default="", metavar="DECAY,...",
+                   help="also keep exponential moving averages of the weights at these decays (0.999, say); "
+                        "the end evaluates each (results.json ema) and writes it to model-ema-DECAY.pt")
     p.add_argument("--fanin", action="store_true", help="lima: every weight at its fan-in scale (arch.Lima); heavy has it by default")
     p.add_argument("--set", default="", metavar="KEY=N,...",
                    help="override entries of the size's configuration (arch.CONFIGS), e.g. k=192,h=192")
@@ -201,6 +204,31 @@ def param_groups(model, wd, which, skip=()):
     return [g for g in groups if g["params"]]
 
 
+def device_name(device):
+    """What the run trained on, by name: the GPU's, or the CPU's model name."""
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(device)
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return ""
+
+
+def parse_decays(arg):
+    """--ema's decays, each in (0, 1)."""
+    out = []
+    for w in filter(None, arg.split(",")):
+        try:
+            d = float(w)
+        except ValueError:
+            d = -1
+        if not 0 < d < 1:
+            sys.exit("train.py: --ema %s: want decays in (0, 1), such as 0.999" % w)
+        out.append(d)
+    return out
+
+
 def main():
     args = parse()
     torch.set_num_threads(args.threads)
@@ -242,6 +270,8 @@ def main():
     ck = os.path.join(rdir, "last.pt")
     portable = os.path.join(rdir, "resume.json")
     rewarm = 0  # the step from which the learning rate warms up again
+    params = [p for p in model.parameters()]
+    ema = {d: [p.detach().clone() for p in params] for d in parse_decays(args.ema)}
     if args.portable:
         st = torch.load(ck, map_location="cpu")
         torch.save(st["model"], os.path.join(rdir, "model.pt"))
@@ -258,6 +288,9 @@ def main():
         rng.bit_generator.state = st["rng"]
         torch.set_rng_state(st["torch_rng"])
         rewarm = st.get("rewarm", 0)
+        for d, saved in st.get("ema", {}).items():
+            for e, v in zip(ema.get(d, ()), saved):
+                e.copy_(v)
         log(event="resume", step=step, elapsed_s=elapsed)
     elif os.path.exists(portable) and not args.eval_only:
         with open(portable) as f:
@@ -276,8 +309,11 @@ def main():
     warm = 200
 
     def save():
-        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), step=step, elapsed=elapsed, rewarm=rewarm,
-                        rng=rng.bit_generator.state, torch_rng=torch.get_rng_state()), ck + ".tmp")
+        st = dict(model=model.state_dict(), opt=opt.state_dict(), step=step, elapsed=elapsed, rewarm=rewarm,
+                  rng=rng.bit_generator.state, torch_rng=torch.get_rng_state())
+        if ema:
+            st["ema"] = ema
+        torch.save(st, ck + ".tmp")
         os.replace(ck + ".tmp", ck)
 
     t0 = time.time() - elapsed
@@ -305,6 +341,10 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        with torch.no_grad():
+            for d, e in ema.items():
+                torch._foreach_mul_(e, d)
+                torch._foreach_add_(e, [p.detach() for p in params], alpha=1 - d)
         step += 1
         tok_seen += x.numel()
         if step % 50 == 0:
@@ -325,7 +365,20 @@ def main():
     res = dict(run=run, arch=args.arch, size=args.size, tokenizer=args.tok, cfg=model.cfg,
                params=arch.n_params(model), counts=model.counts(), steps=step,
                train_tokens=step * args.batch * args.seq, train_seconds=round(elapsed, 1),
-               eval_seconds=round(time.time() - te, 1), device=args.device, args=vars(args), heldout=ev)
+               eval_seconds=round(time.time() - te, 1), device=args.device, device_name=device_name(args.device),
+               args=vars(args), heldout=ev)
+    if ema:
+        # each average's own evaluation; model.pt stays the last weights
+        res["ema"] = []
+        with torch.no_grad():
+            last = [p.detach().clone() for p in params]
+            for d, e in ema.items():
+                for p, v in zip(params, e):
+                    p.copy_(v)
+                res["ema"].append(dict(decay=d, heldout=evaluate(model, val, index, args.eval_seq, 64, args.device)))
+                torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, os.path.join(rdir, "model-ema-%g.pt" % d))
+            for p, v in zip(params, last):
+                p.copy_(v)
     if ev.get("spike_rate_per_layer"):
         c = model.counts()
         # neuron-weighted mean over the spiking layers (all layers are the same width)
@@ -333,7 +386,7 @@ def main():
     with open(os.path.join(rdir, "results.json"), "w") as f:
         json.dump(res, f, indent=1)
     torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, os.path.join(rdir, "model.pt"))
-    log(event="done", bpb=ev["bpb"], per_source={k: round(v["bpb"], 4) for k, v in ev["sources"].items()},
+    log(event="done", bpb=ev["bpb"], ema_bpb={str(e["decay"]): e["heldout"]["bpb"] for e in res.get("ema", [])}, per_source={k: round(v["bpb"], 4) for k, v in ev["sources"].items()},
         spike_rate_per_layer=ev.get("spike_rate_per_layer"), train_seconds=round(elapsed, 1), steps=step)
 
 
