@@ -270,7 +270,7 @@ def main():
     ck = os.path.join(rdir, "last.pt")
     portable = os.path.join(rdir, "resume.json")
     rewarm = 0  # the step from which the learning rate warms up again
-    params = [p for p in model.parameters()]
+    params = list(model.parameters())
     ema = {d: [p.detach().clone() for p in params] for d in parse_decays(args.ema)}
     if args.portable:
         st = torch.load(ck, map_location="cpu")
@@ -367,7 +367,7 @@ def main():
                train_tokens=step * args.batch * args.seq, train_seconds=round(elapsed, 1),
                eval_seconds=round(time.time() - te, 1), device=args.device, device_name=device_name(args.device),
                args=vars(args), heldout=ev)
-    if ema:
+    if ema and not args.eval_only:
         # each average's own evaluation; model.pt stays the last weights
         res["ema"] = []
         with torch.no_grad():
