@@ -59,8 +59,8 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998/model.pt train/runs/standard-lima-kd/model.pt train/runs/heavy-lima-kd/model.pt
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998/ranges.json train/runs/standard-lima-kd/ranges.json train/runs/heavy-lima-kd/ranges.json
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998/model.pt train/runs/standard-lima-kd-ema-avg0.998/model.pt train/runs/heavy-lima-kd/model.pt
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998/ranges.json train/runs/standard-lima-kd-ema-avg0.998/ranges.json train/runs/heavy-lima-kd/ranges.json
 //go:embed train/runs/*/results.json speed.json
 var files embed.FS
 
@@ -73,7 +73,7 @@ type builtin struct {
 
 var builtins = []builtin{
 	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998", baseline: "lite-gru-2x-lr10-wd10m-bpe2k-ema-s6-gpu-avg0.998", tokenizer: "neuro-bpe-2k", size: "lite"},
-	{id: Standard, run: "standard-lima-kd", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
+	{id: Standard, run: "standard-lima-kd-ema-avg0.998", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
 
