@@ -28,6 +28,11 @@ sys.path.insert(0, HERE)
 
 
 def parse_sweep(path):
+    """The runs of a sweep file, (name, train.py arguments, step budget),
+    each line's arguments checked by train.py's own parser before any
+    run starts."""
+    import train
+
     runs = []
     with open(path) as f:
         for n, line in enumerate(f, 1):
@@ -36,7 +41,12 @@ def parse_sweep(path):
                 continue
             if words[0].startswith("-") or "--run" in words:
                 sys.exit("%s:%d: want NAME ARG... with no --run" % (path, n))
-            runs.append((words[0], words[1:]))
+            try:
+                a = train.parse(["--run"] + words)
+                train.parse_decays(a.ema)
+            except SystemExit:  # train.py has printed what it refuses
+                sys.exit("%s:%d: run %s: train.py refuses its arguments" % (path, n, words[0]))
+            runs.append((words[0], words[1:], a.steps))
     names = [r[0] for r in runs]
     if len(set(names)) != len(names):
         sys.exit("%s: a run name repeats" % path)
@@ -114,10 +124,10 @@ def main():
         print("gpu.check:", gpu.check(), flush=True)
 
     t0 = shown = time.time()
-    target = {name: int(rest[len(rest) - 1 - rest[::-1].index("--steps") + 1]) if "--steps" in rest else 0 for name, rest in runs}
+    target = {name: steps for name, _, steps in runs}
     seen = {}  # name -> (time, step) at the last progress line
     procs = {}
-    for name, rest in runs:
+    for name, rest, _ in runs:
         os.makedirs(os.path.join(HERE, "runs", name), exist_ok=True)
         out = open(os.path.join(HERE, "runs", name, "stdout.txt"), "a")
         cmd = [sys.executable, os.path.join(HERE, "train.py"), "--run", name, "--threads", "1"] + rest

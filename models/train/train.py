@@ -52,7 +52,7 @@ MIX = {
 }
 
 
-def parse():
+def parse(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--arch", default="lima", choices=sorted(arch.ARCHS))
     p.add_argument("--size", default="lite")
@@ -95,7 +95,7 @@ def parse():
     p.add_argument("--portable", action="store_true",
                    help="turn runs/<run>/last.pt into model.pt + resume.json (small enough to commit) and exit; "
                         "a later run on another machine resumes from them with fresh optimizer moments")
-    return p.parse_args()
+    return p.parse_args(argv)
 
 
 def load(args):
