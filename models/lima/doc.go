@@ -24,6 +24,7 @@
 //	blocks.{i}.fc1.weight     (h, d), blocks.{i}.fc1.bias (h)
 //	blocks.{i}.fc2.weight     (d, h)
 //	blocks.{i}.spk_p          (h)     optional: the hidden neurons are LIF, σ(spk_p) each one's decay per step
+//	blocks.{i}.tern           ()      optional, the value 1: each hidden neuron has a mirror on the negated current
 //	blocks.{i}.adapt_p        (h), blocks.{i}.adapt_w (h)
 //	                                  optional, both or neither, with spk_p: each neuron's spikes back into itself
 //	blocks.{i}.shift_in.weight  (j, d), blocks.{i}.shift_out.weight (d, j)
@@ -41,7 +42,11 @@
 // joins the neuron's input one step later with weight adapt_w: negative,
 // the neuron adapts (fires less for a while after firing); positive, it
 // keeps firing. The graph is a cycle spk → adapt_in (Scale 1) → adapt
-// (LI) → adapt_out (Scale adapt_w) → spk. Shift channels add the previous token's residual current,
+// (LI) → adapt_out (Scale adapt_w) → spk. tern gives each hidden neuron
+// a mirror, spk_neg, of the same kind and time constant, that reads the
+// negation of fc1's current and whose spikes fc2 reads negated: a unit
+// that says +1, 0 or −1 on each token with the weights of one neuron.
+// Each mirror keeps a membrane of its own. Shift channels add the previous token's residual current,
 // projected to j channels, delayed one step (an snn.Delay node) and
 // projected back, to the current that feeds the hidden neurons: the LI
 // channels' exponential averages cannot single out the last token.

@@ -60,9 +60,14 @@ var shiftKeys = func() []string {
 // step late (a cycle), both tensors or neither.
 var recKeys = []string{"rec_in.weight", "rec_out.weight"}
 
+// ternKey is the optional block tensor, a scalar 1, that makes each hidden
+// unit a pair of mirrored neurons: one on fc1's current, one on its
+// negation, whose spikes enter fc2 with opposite signs.
+const ternKey = "tern"
+
 // optional reports whether local is one of a block's optional tensors.
 func optional(local string) bool {
-	return local == lifKey || slices.Contains(adaptKeys, local) || slices.Contains(shiftKeys, local) || slices.Contains(recKeys, local)
+	return local == lifKey || local == ternKey || slices.Contains(adaptKeys, local) || slices.Contains(shiftKeys, local) || slices.Contains(recKeys, local)
 }
 
 // Match reports whether sd has lima's keys.
@@ -96,7 +101,11 @@ func (Architecture) Match(sd *pytorch.StateDict) bool {
 //	b{i}.spk → b{i}.rec_loop (Linear: fc1 · rec_out · rec_in) → b{i}.spk
 //
 // the first for the blocks after it, the second, a cycle whose edge back
-// into b{i}.spk the simulator delays by a step, for its own neurons;
+// into b{i}.spk the simulator delays by a step, for its own neurons; and
+// one with tern (the scalar 1) has a mirror of its hidden neurons, the
+// same kind and time constants, on the negated current:
+//
+//	b{i}.fc1 → b{i}.neg (Scale −1) → b{i}.spk_neg → b{i}.neg_out (Scale −1) → b{i}.fc2;
 //
 // with u the embedding's output for block 0 and the previous block's out
 // after it; then head (Affine: the embedding's weight, times head_scale
@@ -119,7 +128,7 @@ func (Architecture) Build(sd *pytorch.StateDict, opts *compile.ImportOptions) (*
 		pre, local, _ := strings.Cut(rest, ".")
 		i, err := strconv.Atoi(pre)
 		if err != nil || i < 0 || i >= sd.Len() || strconv.Itoa(i) != pre || !slices.Contains(blockKeys, local) && !optional(local) {
-			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(slices.Concat(blockKeys, []string{lifKey}, adaptKeys, shiftKeys, recKeys), ", ") + ")"}
+			return nil, nil, &compile.UnsupportedError{Node: key, Reason: "not a tensor of a lima block (blocks.N." + strings.Join(slices.Concat(blockKeys, []string{lifKey, ternKey}, adaptKeys, shiftKeys, recKeys), ", ") + ")"}
 		}
 		blocks[i] = true
 	}
@@ -233,7 +242,7 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 	if err != nil {
 		return err
 	}
-	var spk snn.Node = &snn.Threshold{Threshold: []float64{0}, Shape: []int{h}}
+	hidden := func() snn.Node { return &snn.Threshold{Threshold: []float64{0}, Shape: []int{h}} }
 	if sd.Has(key(lifKey)) {
 		q32, err := sd.Float32s(key(lifKey))
 		if err != nil {
@@ -246,7 +255,9 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 		if err != nil {
 			return err
 		}
-		spk = &snn.LIF{Tau: lifTau, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}, Reset: snn.ResetSubtract, Shape: []int{h}}
+		hidden = func() snn.Node {
+			return &snn.LIF{Tau: slices.Clone(lifTau), R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}, Reset: snn.ResetSubtract, Shape: []int{h}}
+		}
 	}
 	p := fmt.Sprintf("b%d.", i)
 	for _, s := range shifts {
@@ -262,6 +273,9 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 		}
 	}
 	if err := addAdapt(g, sd, key, p, h, dt); err != nil {
+		return err
+	}
+	if err := addMirror(g, sd, key, p, h, hidden); err != nil {
 		return err
 	}
 	recIn, recOut, err := channels(sd, key, "rec", h, fmt.Sprintf("%d hidden neurons", h), d)
@@ -281,7 +295,7 @@ func addBlock(g *snn.Graph, sd *pytorch.StateDict, i int, u string, d int, dt fl
 		Add(p+"mix_out", &snn.Linear{Weight: mixOut}).
 		Add(p+"sum", &snn.Scale{Scale: []float32{1}, Shape: []int{d}}).
 		Add(p+"fc1", &snn.Affine{Weight: fc1, Bias: bias}).
-		Add(p+"spk", spk).
+		Add(p+"spk", hidden()).
 		Add(p+"fc2", &snn.Linear{Weight: fc2}).
 		Add(p+"out", &snn.Scale{Scale: []float32{1}, Shape: []int{d}}).
 		Connect(u, p+"mix_in", p+"mix", p+"mix_out", p+"sum").
@@ -321,6 +335,34 @@ func addAdapt(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, p st
 		Add(p+"adapt", &snn.LI{Tau: tau, R: []float64{1}, VLeak: []float64{0}}).
 		Add(p+"adapt_out", &snn.Scale{Scale: v[1], Shape: []int{h}}).
 		Connect(p+"spk", p+"adapt_in", p+"adapt", p+"adapt_out", p+"spk")
+	return nil
+}
+
+// addMirror adds a block's mirrored hidden neurons, p+"neg", p+"spk_neg"
+// and p+"neg_out", if the state_dict has tern: hidden() on the negation of
+// fc1's current, their spikes subtracted in fc2's input. A mirror keeps
+// its own membranes, so it does not combine with the cycles of adaptation
+// or rec channels, which feed the neurons' spikes back into themselves.
+func addMirror(g *snn.Graph, sd *pytorch.StateDict, key func(string) string, p string, h int, hidden func() snn.Node) error {
+	if !sd.Has(key(ternKey)) {
+		return nil
+	}
+	v, err := sd.Float32s(key(ternKey))
+	if err != nil {
+		return err
+	}
+	if len(v) != 1 || v[0] != 1 {
+		return &compile.UnsupportedError{Node: key(ternKey), Reason: fmt.Sprintf("%v, want the scalar 1 (a block of mirrored hidden neurons)", v)}
+	}
+	for _, k := range []string{adaptKeys[0], recKeys[0]} {
+		if sd.Has(key(k)) {
+			return &compile.UnsupportedError{Node: key(ternKey), Reason: "mirrored hidden neurons do not combine with " + key(k)}
+		}
+	}
+	g.Add(p+"neg", &snn.Scale{Scale: []float32{-1}, Shape: []int{h}}).
+		Add(p+"spk_neg", hidden()).
+		Add(p+"neg_out", &snn.Scale{Scale: []float32{-1}, Shape: []int{h}}).
+		Connect(p+"fc1", p+"neg", p+"spk_neg", p+"neg_out", p+"fc2")
 	return nil
 }
 

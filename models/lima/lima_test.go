@@ -22,19 +22,20 @@ import (
 // readout gain, with LIF hidden neurons, with LIF hidden neurons and
 // shift channels, with shift channels of one and of two tokens back, and
 // with rec channels (a cycle through the hidden neurons), with each hidden
-// neuron's spikes fed back through an integrator of its own, and runs them
-// token by token: the logits must match PyTorch's float64
-// step-by-step forward.
+// neuron's spikes fed back through an integrator of its own, and with
+// mirrored hidden neurons, and runs them token by token: the logits must
+// match PyTorch's float64 step-by-step forward.
 func TestLimaMatchesPyTorch(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		kind snn.Kind // the hidden neurons' node kind
-	}{{"tiny", snn.KindThreshold}, {"tiny_gain", snn.KindThreshold}, {"tiny_lif", snn.KindLIF}, {"tiny_shift", snn.KindLIF}, {"tiny_shift2", snn.KindLIF}, {"tiny_rec", snn.KindLIF}, {"tiny_adapt", snn.KindLIF}} {
-		t.Run(c.name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/"+c.name, c.kind) })
+		name  string
+		kind  snn.Kind // the hidden neurons' node kind
+		nodes int      // how many nodes of that kind: one per block, or two with mirrors
+	}{{"tiny", snn.KindThreshold, 2}, {"tiny_gain", snn.KindThreshold, 2}, {"tiny_lif", snn.KindLIF, 2}, {"tiny_shift", snn.KindLIF, 2}, {"tiny_shift2", snn.KindLIF, 2}, {"tiny_rec", snn.KindLIF, 2}, {"tiny_adapt", snn.KindLIF, 2}, {"tiny_tern", snn.KindLIF, 4}} {
+		t.Run(c.name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/"+c.name, c.kind, c.nodes) })
 	}
 }
 
-func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind) {
+func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind, nodes int) {
 	b, err := os.ReadFile(fixture + ".pt")
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +59,11 @@ func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind) {
 	if rep.Kind != lima.ReportKind || rep.Format != "pytorch" {
 		t.Fatalf("format %q, kind %q", rep.Format, rep.Kind)
 	}
-	if n := len(g.NamesOfKind(hidden)); n != 2 {
-		t.Fatalf("%d %s nodes, want one per block (2)", n, hidden)
+	if n := len(g.NamesOfKind(hidden)); n != nodes {
+		t.Fatalf("%d %s nodes, want %d", n, hidden, nodes)
 	}
 	// A Delay per block for each group of shift channels, and one for rec.
-	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 4, "tiny_rec": 4, "tiny_adapt": 2}[path.Base(fixture)]
+	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 4, "tiny_rec": 4, "tiny_adapt": 2, "tiny_tern": 2}[path.Base(fixture)]
 	if n := len(g.NamesOfKind(snn.KindDelay)); n != wantDelays {
 		t.Fatalf("%d Delay nodes, want %d", n, wantDelays)
 	}
@@ -154,6 +155,18 @@ func TestLimaRefusesMalformed(t *testing.T) {
 			m["blocks.0.rec_in.weight"] = []int{2, h}
 			m["blocks.0.rec_out.weight"] = []int{d, 3}
 		}, nil, "blocks.0.rec_out.weight"},
+		{"tern not a scalar", func(m map[string][]int) { m["blocks.0.tern"] = []int{2} }, nil, "blocks.0.tern"},
+		{"tern with adaptation", func(m map[string][]int) {
+			m["blocks.0.tern"] = []int{}
+			m["blocks.0.spk_p"] = []int{h}
+			m["blocks.0.adapt_p"] = []int{h}
+			m["blocks.0.adapt_w"] = []int{h}
+		}, nil, "blocks.0.tern"},
+		{"tern with rec", func(m map[string][]int) {
+			m["blocks.0.tern"] = []int{}
+			m["blocks.0.rec_in.weight"] = []int{2, h}
+			m["blocks.0.rec_out.weight"] = []int{d, 2}
+		}, nil, "blocks.0.tern"},
 		{"block gap", func(m map[string][]int) {
 			for _, key := range blockKeys {
 				m["blocks.2."+key] = full["blocks.0."+key]
@@ -169,7 +182,7 @@ func TestLimaRefusesMalformed(t *testing.T) {
 			if c.edit != nil {
 				c.edit(m)
 			}
-			sd := filled(t, m, nil)
+			sd := filled(t, m, map[string]float32{"blocks.0.tern": 1})
 			if !(lima.Architecture{}).Match(sd) {
 				t.Fatal("Match refused a lima state_dict")
 			}
@@ -234,7 +247,7 @@ func filled(t testing.TB, shapes map[string][]int, fill map[string]float32) *pyt
 // seeded with the fixtures: Build must return a graph that validates or an
 // error, never panic, and stay within MaxBytes.
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"tiny", "tiny_gain", "tiny_shift", "tiny_shift2", "tiny_rec", "tiny_adapt"} {
+	for _, name := range []string{"tiny", "tiny_gain", "tiny_shift", "tiny_shift2", "tiny_rec", "tiny_adapt", "tiny_tern"} {
 		b, err := os.ReadFile("testdata/" + name + ".pt")
 		if err != nil {
 			f.Fatal(err)

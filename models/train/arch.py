@@ -352,9 +352,11 @@ class LimaBlock(nn.Module):
     and a current, so models/lima refuses their tensors) keep a value of
     s until their gate fires: s -> hold_v, s -> hold_g -> gate (Threshold),
     c <- c + gate (hold_v(s) - c), s += hold_out(c), before fc1.
+    tern mirrors the hidden neurons on the negated current: fc1 -> neg
+    (Scale -1) -> spk_neg -> neg_out (Scale -1) -> fc2.
     """
 
-    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0, shift2=0, rec=0, adapt=False, hold=0):
+    def __init__(self, d, k, h, tau_min=1.0, tau_max=128.0, fanin=False, lif=False, shift=0, shift2=0, rec=0, adapt=False, hold=0, tern=False):
         super().__init__()
         self.mix_in = nn.Linear(d, k, bias=False)
         self.mix_out = nn.Linear(k, d, bias=False)
@@ -433,7 +435,20 @@ class LimaBlock(nn.Module):
             self.hold_out = nn.Linear(hold, d, bias=False)
             nn.init.normal_(self.hold_out.weight, std=0.5 / math.sqrt(hold))
 
+        # tern: each hidden unit is a pair of mirrored neurons, one on fc1's
+        # current and one on its negation, whose spikes enter fc2 with
+        # opposite signs: a unit that says +1, 0 or -1 on each token, with
+        # the weights of one neuron (the graph: fc1 -> spk and fc1 -> neg
+        # (Scale -1) -> spk_neg, spk -> fc2 and spk_neg -> neg_out (Scale -1)
+        # -> fc2). Each of the two has a membrane of its own. The buffer,
+        # 1, marks such a block in the state_dict for the importer.
+        self.register_buffer("tern", torch.ones(()) if tern else None)
+        if tern and (rec or adapt or hold):
+            raise ValueError("tern does not combine with rec channels, adapt or hold neurons")
+
     def _hidden(self, x):
+        if self.tern is not None:
+            x = torch.cat([x, -x], -1)
         if self.spk_p is None:
             return spike(x, self.slope)
         if self.adapt_p is not None:
@@ -441,7 +456,15 @@ class LimaBlock(nn.Module):
         if self.rec_in is not None:
             p = self.fc1.weight @ self.rec_out.weight
             return RecLIFScan.apply(x, torch.sigmoid(self.spk_p), p, self.rec_in.weight, self.slope)
-        return LIFScan.apply(x, torch.sigmoid(self.spk_p), self.slope)
+        a = torch.sigmoid(self.spk_p)
+        return LIFScan.apply(x, a if self.tern is None else torch.cat([a, a]), self.slope)
+
+    def _signed(self, spk):
+        """What fc2 reads: the spikes, or with tern the pairs' differences."""
+        if self.tern is None:
+            return spk
+        h = spk.shape[-1] // 2
+        return spk[..., :h] - spk[..., h:]
 
     def forward(self, u):
         a = torch.sigmoid(self.mix_p)
@@ -459,7 +482,7 @@ class LimaBlock(nn.Module):
             # the scan added fc1 of this term to the neurons' input itself
             s = s + self.rec_out(F.pad(self.rec_in(spk), (0, 0, 1, 0))[:, :-1])
         # the gates are spiking neurons too, in the firing rate
-        return s + self.fc2(spk), spk if z is None else torch.cat([spk, z], -1)
+        return s + self.fc2(self._signed(spk)), spk if z is None else torch.cat([spk, z], -1)
 
     def init_state(self, B, like):
         """The block's state from rest, by name: the LI mixing state; with
@@ -470,7 +493,7 @@ class LimaBlock(nn.Module):
         z = lambda n: like.new_zeros(B, n)  # noqa: E731
         st = dict(mix=z(self.mix_in.out_features))
         if self.spk_p is not None:
-            st["v"] = z(self.fc1.out_features)
+            st["v"] = z(self.fc1.out_features * (1 if self.tern is None else 2))
         if self.adapt_p is not None:
             st["w"] = z(self.fc1.out_features)
         if self.shift_in is not None:
@@ -503,17 +526,21 @@ class LimaBlock(nn.Module):
         x = self.fc1(s)
         if self.adapt_p is not None:
             x = x + self.adapt_w * st["w"]
+        a = torch.sigmoid(self.spk_p) if self.spk_p is not None else None
+        if self.tern is not None:
+            x = torch.cat([x, -x], -1)
+            a = None if a is None else torch.cat([a, a])
         if self.spk_p is None:
             spk = (x > 0).to(u.dtype)
         else:
-            v = li_step(st["v"], x, torch.sigmoid(self.spk_p))
+            v = li_step(st["v"], x, a)
             spk = (v > 1).to(u.dtype)
             new["v"] = v - spk
         if self.adapt_p is not None:
             new["w"] = li_step(st["w"], spk, torch.sigmoid(self.adapt_p))
         if self.rec_in is not None:
             new["rec"] = self.rec_in(spk)
-        return s + self.fc2(spk), spk, new
+        return s + self.fc2(self._signed(spk)), spk, new
 
 
 class Lima(nn.Module):
@@ -527,7 +554,7 @@ class Lima(nn.Module):
 
     kind = "lima"
 
-    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0, **_):
+    def __init__(self, vocab, d=128, k=128, h=256, layers=3, fanin=False, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0, tern=0, **_):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         # fanin puts every weight at its fan-in scale: an embedding of O(1)
@@ -537,7 +564,7 @@ class Lima(nn.Module):
         # neurons of every block after the first saturate within a few
         # hundred steps (RESULTS.md, neuro-1-heavy).
         nn.init.normal_(self.embed.weight, std=1.0 if fanin else 1.0 / math.sqrt(d))
-        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift, shift2=shift2, rec=rec, adapt=bool(adapt), hold=hold) for _ in range(layers)])
+        self.blocks = nn.ModuleList([LimaBlock(d, k, h, fanin=fanin, lif=bool(lif), shift=shift, shift2=shift2, rec=rec, adapt=bool(adapt), hold=hold, tern=bool(tern)) for _ in range(layers)])
         self.head_bias = nn.Parameter(torch.zeros(vocab))
         self.head_scale = None
         if fanin:
@@ -557,6 +584,8 @@ class Lima(nn.Module):
             self.cfg["adapt"] = 1
         if hold:
             self.cfg["hold"] = hold
+        if tern:
+            self.cfg["tern"] = 1
 
     def forward(self, idx):
         u = self.embed(idx)
@@ -585,7 +614,7 @@ class Lima(nn.Module):
     def counts(self):
         c = self.cfg
         g = c.get("hold", 0)
-        spiking = (c["h"] + g) * c["layers"]  # hold gates are Threshold neurons
+        spiking = (c["h"] * (2 if c.get("tern") else 1) + g) * c["layers"]  # hold gates are Threshold neurons
         li = (c["k"] + c["h"] * c.get("adapt", 0)) * c["layers"]
         syn = c["vocab"] * c["d"] * 2 + c["layers"] * 2 * c["d"] * (c["k"] + c["h"] + c.get("shift", 0) + c.get("shift2", 0)) + c["layers"] * c.get("rec", 0) * (c["h"] + c["d"])
         syn += c["layers"] * 3 * c["d"] * g
@@ -713,16 +742,16 @@ ARCHS = {"lima": Lima, "rlif": RLIF, "gru": GRUBaseline}
 
 # Configs by size. lite: about 0.4M parameters with the 1k tokenizer.
 CONFIGS = {
-    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0),
+    ("lima", "lite"): dict(d=128, k=128, h=256, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0, tern=0),
     ("rlif", "lite"): dict(hidden=240),
     ("gru", "lite"): dict(d=128, layers=3),
     # standard: about 1.8M parameters with the 1k tokenizer.
-    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0),
+    ("lima", "standard"): dict(d=256, k=256, h=768, layers=3, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0, tern=0),
     ("gru", "standard"): dict(d=256, layers=4),
     # heavy: about 5.5M parameters with the 1k tokenizer.
     # lite and standard were first trained before fanin existed; their second
     # generation sets it with train.py --fanin (recorded in results.json's cfg).
-    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0),
+    ("lima", "heavy"): dict(d=384, k=384, h=1280, layers=4, fanin=True, lif=0, shift=0, shift2=0, rec=0, adapt=0, hold=0, tern=0),
     ("gru", "heavy"): dict(d=456, layers=4),
 }
 

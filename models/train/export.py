@@ -40,14 +40,14 @@ def f32(t):
     return t.detach().cpu().float().contiguous()
 
 
-def spk_node(b, p, T):
-    """Block b's hidden neurons: Threshold 0, or with lif LIF neurons
-    (threshold 1, subtractive reset) whose time constants go into T."""
+def spk_node(b, p, T, name="spk"):
+    """Block b's hidden neurons, named p.name: Threshold 0, or with lif LIF
+    neurons (threshold 1, subtractive reset) whose time constants go into T."""
     h = b.fc1.out_features
     if b.spk_p is None:
-        return dict(name=f"{p}.spk", kind="Threshold", threshold=0.0, n=h)
+        return dict(name=f"{p}.{name}", kind="Threshold", threshold=0.0, n=h)
     T[f"{p}.spk.tau"] = arch.tau_seconds(b.spk_p)
-    return dict(name=f"{p}.spk", kind="LIF", tau=f"{p}.spk.tau", r=1.0, v_leak=0.0, v_threshold=1.0,
+    return dict(name=f"{p}.{name}", kind="LIF", tau=f"{p}.spk.tau", r=1.0, v_leak=0.0, v_threshold=1.0,
                 v_reset=0.0, reset="subtract", n=h)
 
 
@@ -95,6 +95,15 @@ def lima_graph(m):
                       dict(name=f"{p}.{name}", kind="Delay", delay=steps * arch.DT, n=lin_in.out_features),
                       dict(name=f"{p}.{name}_out", kind="Linear", weight=f"{p}.{name}_out.weight")]
             chain = [prev, f"{p}.{name}_in", f"{p}.{name}", f"{p}.{name}_out", f"{p}.sum"]
+            edges += [list(e) for e in zip(chain, chain[1:])]
+        # tern: a mirror of the hidden neurons on the negated current, its
+        # spikes negated into fc2
+        if b.tern is not None:
+            h = b.fc1.out_features
+            nodes += [dict(name=f"{p}.neg", kind="Scale", scale=-1.0, n=h),
+                      spk_node(b, p, T, "spk_neg"),
+                      dict(name=f"{p}.neg_out", kind="Scale", scale=-1.0, n=h)]
+            chain = [f"{p}.fc1", f"{p}.neg", f"{p}.spk_neg", f"{p}.neg_out", f"{p}.fc2"]
             edges += [list(e) for e in zip(chain, chain[1:])]
         # adapt: each hidden neuron's spikes back into itself through a
         # leaky integrator (a cycle, delayed by a step on its edge into spk)

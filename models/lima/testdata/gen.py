@@ -13,7 +13,9 @@ tiny_rec.pt, tiny_rec.json: as tiny_shift, with two rec channels a block
 (rec=2) that feed the block's spikes of the previous token back into its
 residual current; tiny_adapt.pt, tiny_adapt.json: as tiny_shift, with each
 hidden neuron's spikes fed back to itself through a leaky integrator
-(adapt=1), the weights of both signs.
+(adapt=1), the weights of both signs; tiny_tern.pt, tiny_tern.json: as
+tiny_shift, with each hidden neuron mirrored on the negated current
+(tern=1).
 
 Run from the repository root with Debian's PyTorch 1.13:
 
@@ -38,11 +40,12 @@ def main():
     write("tiny_shift2", fanin=False, lif=1, shift=3, shift2=2)
     write("tiny_rec", fanin=False, lif=1, shift=3, rec=2)
     write("tiny_adapt", fanin=False, lif=1, shift=3, adapt=1)
+    write("tiny_tern", fanin=False, lif=1, shift=3, tern=1)
 
 
-def write(name, fanin, lif=0, shift=0, shift2=0, rec=0, adapt=0):
+def write(name, fanin, lif=0, shift=0, shift2=0, rec=0, adapt=0, tern=0):
     torch.manual_seed(7)
-    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift, shift2=shift2, rec=rec, adapt=adapt)
+    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift, shift2=shift2, rec=rec, adapt=adapt, tern=tern)
     with torch.no_grad():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -412,10 +413,17 @@ func TestPayload(t *testing.T) {
 }
 
 // Lima models with shift2 channels (a Delay of two steps, two relays on
-// the chip), with rec channels (a cycle through the hidden neurons) and
-// with each hidden neuron's spikes fed back through an integrator of its
-// own (a cycle through two neuron groups) import from their state_dicts and run on the chip as on the cpu:
-// models/lima's PyTorch fixtures, the same 24 tokens through both.
+// the chip), with rec channels (a cycle through the hidden neurons), with
+// each hidden neuron's spikes fed back through an integrator of its own
+// (a cycle through two neuron groups), and with mirrored hidden neurons
+// (two groups on one current and its negation) import from their
+// state_dicts and run on the chip as on the cpu: models/lima's PyTorch
+// fixtures, the same 24 tokens through both. A hidden neuron whose
+// membrane sits on its threshold may fire a step earlier or later on the
+// chip, which moves that step's logits by a whole spike's weight (in
+// tiny_tern one neuron of block 1 alternates with a phase the chip
+// shifts); so the spikes of at most one hidden neuron may differ, and on
+// every step where none does the logits agree within 2% of their peak.
 func TestLimaFixturesOnLoihi(t *testing.T) {
 	for _, c := range []struct {
 		fixture string
@@ -425,6 +433,7 @@ func TestLimaFixturesOnLoihi(t *testing.T) {
 		{"tiny_shift2", 6, "two blocks: one for shift, two for shift2"},
 		{"tiny_rec", 4, "two blocks: one for shift, one for rec"},
 		{"tiny_adapt", 2, "two blocks: one for shift"},
+		{"tiny_tern", 2, "two blocks: one for shift"},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("..", "..", "..", "models", "lima", "testdata", c.fixture+".pt"))
@@ -435,23 +444,43 @@ func TestLimaFixturesOnLoihi(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			hidden := g.NamesOfKind(snn.KindLIF)
 			p := &compile.Program{Name: c.fixture, Graph: g, Dt: 1e-3, Timesteps: 1, Input: compile.Encoding{Node: "token", Kind: "one-hot"}}
 			tokens := []int{3, 4, 1, 9, 5, 10, 8, 3, 8, 15, 0, 13, 5, 12, 1, 3, 10, 11, 12, 13, 9, 13, 15, 13}
-			worst, peak := 0.0, 0.0
+			worst, peak, flips, spikes := 0.0, 0.0, 0, 0
+			flipped := map[string]bool{} // node[index] of each neuron that flipped
 			li := run(t, p, hal.Config{}, 1, len(tokens), func(s int) []float32 {
 				x := make([]float32, 16)
 				x[tokens[s]] = 1
 				return x
-			}, func(s int, cpu, chip hal.Instance) { widen(&worst, &peak, cpu.Output(0), chip.Output(0)) })
+			}, func(s int, cpu, chip hal.Instance) {
+				before := flips
+				for _, n := range hidden {
+					want, got := cpu.(hal.Prober).NodeOutput(n), chip.(hal.Prober).NodeOutput(n)
+					for i := range want {
+						spikes += int(want[i])
+						if want[i] != got[i] {
+							flips++
+							flipped[fmt.Sprintf("%s[%d]", n, i)] = true
+						}
+					}
+				}
+				if flips == before {
+					widen(&worst, &peak, cpu.Output(0), chip.Output(0))
+				}
+			})
 			relays := 0
 			for _, r := range li.Report().Nodes {
 				if len(r.Notes) > 0 && r.Notes[0] == "neuron program: delay" {
 					relays++
 				}
 			}
-			t.Logf("largest |cpu − chip| logit %.3g of %.3g; %d relays", worst, peak, relays)
+			t.Logf("largest |cpu − chip| logit %.3g of %.3g on steps without a flipped spike; %d of %d spikes flipped (%v); %d relays", worst, peak, flips, spikes, slices.Sorted(maps.Keys(flipped)), relays)
 			if relays != c.relays {
 				t.Fatalf("%d relays, want %d (%s)", relays, c.relays, c.why)
+			}
+			if spikes == 0 || len(flipped) > 1 {
+				t.Fatalf("the spikes of %d hidden neurons differ on the chip (%d spikes of %d), want at most one", len(flipped), flips, spikes)
 			}
 			if worst > 0.02*peak {
 				t.Fatalf("logits off by %.3g (peak %.3g)", worst, peak)
