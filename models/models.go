@@ -59,8 +59,8 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998/model.pt train/runs/standard-lima-kd-ema-avg0.998/model.pt train/runs/heavy-lima-kd/model.pt
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998/ranges.json train/runs/standard-lima-kd-ema-avg0.998/ranges.json train/runs/heavy-lima-kd/ranges.json
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-skipmixspk-ema-s6-avg0.998/model.pt train/runs/standard-lima-kd-ema-avg0.998/model.pt train/runs/heavy-lima-kd/model.pt
+//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-skipmixspk-ema-s6-avg0.998/ranges.json train/runs/standard-lima-kd-ema-avg0.998/ranges.json train/runs/heavy-lima-kd/ranges.json
 //go:embed train/runs/*/results.json speed.json
 var files embed.FS
 
@@ -72,7 +72,7 @@ type builtin struct {
 }
 
 var builtins = []builtin{
-	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-ema-s6-gpu-avg0.998", baseline: "lite-gru-2x-lr10-wd10m-bpe2k-ema-s6-gpu-avg0.998", tokenizer: "neuro-bpe-2k", size: "lite"},
+	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-skipmixspk-ema-s6-avg0.998", baseline: "lite-gru-2x-lr10-wd10m-bpe2k-ema-s6-gpu-avg0.998", tokenizer: "neuro-bpe-2k", size: "lite"},
 	{id: Standard, run: "standard-lima-kd-ema-avg0.998", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
 	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
 }
@@ -304,6 +304,9 @@ type results struct {
 		// --wd-params: "matrices" when the decay spared biases and time
 		// constants; "all" or absent (older runs) when it did not.
 		WDParams string `json:"wd_params"`
+		// --wd-skip: parameters the decay spared by name (mix_p and spk_p:
+		// the LIs' and LIF neurons' time constants), on top of WDParams.
+		WDSkip string `json:"wd_skip"`
 	} `json:"args"`
 	Counts struct {
 		Spiking  int `json:"spiking_neurons"`
@@ -344,6 +347,9 @@ func (r *results) flags() string {
 	}
 	if r.Args.WDParams == "matrices" {
 		f += " --wd-params matrices"
+	}
+	if r.Args.WDSkip != "" {
+		f += " --wd-skip " + r.Args.WDSkip
 	}
 	return f
 }

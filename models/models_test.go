@@ -47,13 +47,17 @@ func TestLoadDescribesEachModel(t *testing.T) {
 		}
 	}
 	// lite's weights and its baseline's are averages over training
-	// (models/train/average.py), which the card says of both.
+	// (models/train/average.py), which the card says of both, and lite's
+	// time constants were spared the weight decay, which its command says.
 	lite, err := models.Load(models.Lite)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if base, _ := lite.Card.Extra["baseline"].(string); !strings.Contains(lite.Card.Training, "--ema 0.998") || !strings.Contains(base, "moving average") {
 		t.Errorf("lite's card does not say its weights are averages: %q; baseline %q", lite.Card.Training, base)
+	}
+	if !strings.Contains(lite.Card.Training, "--wd-skip mix_p,spk_p") {
+		t.Errorf("lite's card does not give the parameters its weight decay spared: %q", lite.Card.Training)
 	}
 	if _, err := models.Load("neuro-2"); err == nil || !strings.Contains(err.Error(), "neuro-1-lite") {
 		t.Fatalf("unknown model: %v", err)
