@@ -446,18 +446,22 @@ class LimaBlock(nn.Module):
         if tern and (rec or adapt or hold):
             raise ValueError("tern does not combine with rec channels, adapt or hold neurons")
 
+    def _mirrored(self, x, a):
+        """The hidden neurons' input and decays (a may be None), with tern
+        those of the mirror appended: the negated input, the same decays."""
+        if self.tern is None:
+            return x, a
+        return torch.cat([x, -x], -1), None if a is None else torch.cat([a, a])
+
     def _hidden(self, x):
-        if self.tern is not None:
-            x = torch.cat([x, -x], -1)
         if self.spk_p is None:
-            return spike(x, self.slope)
+            return spike(self._mirrored(x, None)[0], self.slope)
         if self.adapt_p is not None:
             return AdaptLIFScan.apply(x, torch.sigmoid(self.spk_p), self.adapt_w, torch.sigmoid(self.adapt_p), self.slope)
         if self.rec_in is not None:
             p = self.fc1.weight @ self.rec_out.weight
             return RecLIFScan.apply(x, torch.sigmoid(self.spk_p), p, self.rec_in.weight, self.slope)
-        a = torch.sigmoid(self.spk_p)
-        return LIFScan.apply(x, a if self.tern is None else torch.cat([a, a]), self.slope)
+        return LIFScan.apply(*self._mirrored(x, torch.sigmoid(self.spk_p)), self.slope)
 
     def _signed(self, spk):
         """What fc2 reads: the spikes, or with tern the pairs' differences."""
@@ -526,10 +530,7 @@ class LimaBlock(nn.Module):
         x = self.fc1(s)
         if self.adapt_p is not None:
             x = x + self.adapt_w * st["w"]
-        a = torch.sigmoid(self.spk_p) if self.spk_p is not None else None
-        if self.tern is not None:
-            x = torch.cat([x, -x], -1)
-            a = None if a is None else torch.cat([a, a])
+        x, a = self._mirrored(x, None if self.spk_p is None else torch.sigmoid(self.spk_p))
         if self.spk_p is None:
             spk = (x > 0).to(u.dtype)
         else:
