@@ -420,18 +420,20 @@ func TestPayload(t *testing.T) {
 // membrane sits on its threshold may fire a step earlier or later on the
 // chip, which moves that step's logits by a whole spike's weight (in
 // tiny_tern one neuron of block 1 alternates with a phase the chip
-// shifts); so the spikes of at most one hidden neuron may differ, and on
-// every step where none does the logits agree within 2% of their peak.
+// shifts); so in tiny_tern the spikes of that one hidden neuron may
+// differ, in the others none, and on every step where none does the
+// logits agree within 2% of their peak.
 func TestLimaFixturesOnLoihi(t *testing.T) {
 	for _, c := range []struct {
 		fixture string
 		relays  int
 		why     string
+		flipped int // hidden neurons whose spikes may differ: ones on their threshold
 	}{
-		{"tiny_shift2", 6, "two blocks: one for shift, two for shift2"},
-		{"tiny_rec", 4, "two blocks: one for shift, one for rec"},
-		{"tiny_adapt", 2, "two blocks: one for shift"},
-		{"tiny_tern", 2, "two blocks: one for shift"},
+		{"tiny_shift2", 6, "two blocks: one for shift, two for shift2", 0},
+		{"tiny_rec", 4, "two blocks: one for shift, one for rec", 0},
+		{"tiny_adapt", 2, "two blocks: one for shift", 0},
+		{"tiny_tern", 2, "two blocks: one for shift", 1},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("..", "..", "..", "models", "lima", "testdata", c.fixture+".pt"))
@@ -477,8 +479,8 @@ func TestLimaFixturesOnLoihi(t *testing.T) {
 			if relays != c.relays {
 				t.Fatalf("%d relays, want %d (%s)", relays, c.relays, c.why)
 			}
-			if spikes == 0 || len(flipped) > 1 {
-				t.Fatalf("the spikes of %d hidden neurons differ on the chip (%d spikes of %d), want at most one", len(flipped), flips, spikes)
+			if spikes == 0 || len(flipped) > c.flipped {
+				t.Fatalf("the spikes of %d hidden neurons differ on the chip (%d spikes of %d), want at most %d", len(flipped), flips, spikes, c.flipped)
 			}
 			if worst > 0.02*peak {
 				t.Fatalf("logits off by %.3g (peak %.3g)", worst, peak)
