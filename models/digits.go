@@ -92,7 +92,7 @@ func digitsCard(crep *compile.Report, rep *compile.ImportReport) (runtime.Card, 
 		Neurons:      crep.Network.Neurons,
 		Synapses:     crep.Network.Synapses,
 		Training:     "compile/testdata/digits/train_digits.py: Adam (lr 2e-3), batch 32, 60 epochs, seed 0, PyTorch 1.13; 1,347 training images (train_test_split, test_size 0.25, random_state 0).",
-		License:      "Data: the UCI Optical Recognition of Handwritten Digits set as scikit-learn ships it (CC BY 4.0). Weights: the Neuro project's licence.",
+		License:      "Data: the UCI Optical Recognition of Handwritten Digits set as scikit-learn ships it (CC BY 4.0). Weights: Apache-2.0, as the Neuro project.",
 		Quality:      map[string]float64{},
 		Extra:        map[string]any{"timesteps_per_sample": DigitsTimesteps, "input": "64 values in [0, 1] (pixel/16), row-major 8×8"},
 	}

@@ -1,21 +1,33 @@
-// Package models holds the built-in neuro-1 spiking language models.
+// Package models holds the built-in neuro-1 spiking language models and
+// the digits classifier.
 //
-// Their weights are the PyTorch state_dicts that models/train wrote,
-// embedded in the binary. Loading one imports it through compile/pytorch,
-// the path any user's .pt file takes, compiles it for the CPU, and attaches
-// the tokenizer it was trained with and its model card, whose figures come
-// from the training run's results.json and the bench/neuro1 measurements
-// embedded beside the weights. Nothing is read from disk or the network.
+// Each language model lives in a package of its own that embeds its
+// weights, so that a program carries only the models it imports:
 //
-// One call registers all of them into a runtime:
+//	import _ "github.com/neuro-go/neuro/models/lite"     // neuro-1-lite, 1.7 MB
+//	import _ "github.com/neuro-go/neuro/models/standard" // neuro-1-standard, 7.4 MB
+//	import _ "github.com/neuro-go/neuro/models/heavy"    // neuro-1-heavy, 22 MB
+//	import _ "github.com/neuro-go/neuro/models/all"      // all three
+//
+// Importing a model package adds the model to this package's list (Names).
+// Its weights are the PyTorch state_dict that models/train wrote. Loading
+// one imports it through compile/pytorch, the path any user's .pt file
+// takes, compiles it for the CPU, and attaches the tokenizer it was trained
+// with and its model card, whose figures come from the training run's
+// results.json and the bench/neuro1 measurements embedded beside the
+// weights. Nothing is read from disk or the network.
+//
+// One call registers every linked model into a runtime, and one deploys
+// them:
 //
 //	rt := runtime.New(nil)
 //	if err := models.Register(rt); err != nil { ... }
 //	if _, err := models.Deploy(ctx, rt, nil); err != nil { ... }
 //
-// Register adds the models (neuro-1-standard also answers to "neuro-1");
-// Deploy puts each on the cpu device and neuro-1-lite on every
-// neuromorphic emulator that is linked in and can hold it, or, with
+// Register adds the linked language models (neuro-1-standard also answers
+// to "neuro-1") and the digits classifier, which this package embeds
+// itself (144 KB). Deploy puts each on the cpu device and neuro-1-lite on
+// every neuromorphic emulator that is linked in and can hold it, or, with
 // DeployOptions, all of them on one device, or on mock devices that run
 // nothing.
 package models
@@ -24,7 +36,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"embed"
+	_ "embed" // speed.json
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -35,6 +47,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/neuro-go/neuro/compile"
 	_ "github.com/neuro-go/neuro/models/lima" // the "pytorch" importer, with the neuro-1 architecture
@@ -59,42 +72,96 @@ const (
 // windows of 128 tokens.
 const ContextLength = 2048
 
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-skipmixspk-ema-s6-avg0.998/model.pt train/runs/standard-lima-kd-ema-avg0.998/model.pt train/runs/heavy-lima-kd/model.pt
-//go:embed train/runs/lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-skipmixspk-ema-s6-avg0.998/ranges.json train/runs/standard-lima-kd-ema-avg0.998/ranges.json train/runs/heavy-lima-kd/ranges.json
-//go:embed train/runs/*/results.json speed.json
-var files embed.FS
+//go:embed speed.json
+var speedJSON []byte
 
-// builtin is one embedded model: its training run and what the run does
-// not record.
-type builtin struct {
-	id, run, baseline, tokenizer, size string
-	aliases                            []string
+// Builtin is one embedded language model, as its package provides it to
+// Add.
+type Builtin struct {
+	ID      string
+	Aliases []string
+	// Files holds the model's files: model.pt (its state_dict), ranges.json
+	// (its graded neurons' ranges, from models/train/calibrate),
+	// results.json (its training run's record) and baseline.json (the
+	// record of the GRU it is measured against).
+	Files fs.FS
+	// Run and Baseline name the training runs under models/train/runs
+	// that made the weights and the baseline.
+	Run, Baseline string
+	// Tokenizer is the id of its tokenizer in package models/tokenizers.
+	Tokenizer string
+	// Size is its train.py --size.
+	Size string
 }
 
-var builtins = []builtin{
-	{id: Lite, run: "lite-lima-kd2xlr10wd5-lif-k32sh32-l2-lr10-wd5-bpe2k-skipmixspk-ema-s6-avg0.998", baseline: "lite-gru-2x-lr10-wd10m-bpe2k-ema-s6-gpu-avg0.998", tokenizer: "neuro-bpe-2k", size: "lite"},
-	{id: Standard, run: "standard-lima-kd-ema-avg0.998", baseline: "standard-gru", tokenizer: "neuro-bpe-1k", size: "standard", aliases: []string{"neuro-1"}},
-	{id: Heavy, run: "heavy-lima-kd", baseline: "heavy-gru", tokenizer: "neuro-bpe-1k", size: "heavy"},
+var (
+	mu       sync.RWMutex
+	builtins []*Builtin
+)
+
+// order is the order Names lists the models in: smallest first.
+var order = []string{Lite, Standard, Heavy}
+
+// Add makes an embedded model known to Names, Load, Register and Deploy.
+// Each model's package calls it from init; a program links a model by
+// importing its package. Add panics when the id is taken, as a second
+// registration is a programming error.
+func Add(b *Builtin) {
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.ContainsFunc(builtins, func(o *Builtin) bool { return o.ID == b.ID }) {
+		panic("models: Add called twice for " + b.ID)
+	}
+	builtins = append(builtins, b)
+	slices.SortStableFunc(builtins, func(x, y *Builtin) int {
+		return rank(x.ID) - rank(y.ID)
+	})
 }
 
-// Names lists the embedded models, smallest first.
+func rank(id string) int {
+	if i := slices.Index(order, id); i >= 0 {
+		return i
+	}
+	return len(order)
+}
+
+// Names lists the linked language models, smallest first.
 func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
 	var out []string
 	for _, b := range builtins {
-		out = append(out, b.id)
+		out = append(out, b.ID)
 	}
 	return out
 }
 
-// Load imports, compiles and describes one embedded model. Each call
-// builds a new Model.
-func Load(id string) (*runtime.Model, error) {
-	i := slices.IndexFunc(builtins, func(b builtin) bool { return b.id == id || slices.Contains(b.aliases, id) })
-	if i < 0 {
-		return nil, fmt.Errorf("models: no built-in model %q (have %s)", id, strings.Join(Names(), ", "))
+// Lookup returns the linked model whose id or alias is id.
+func Lookup(id string) (*Builtin, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	i := slices.IndexFunc(builtins, func(b *Builtin) bool { return b.ID == id || slices.Contains(b.Aliases, id) })
+	if i >= 0 {
+		return builtins[i], nil
 	}
-	b := builtins[i]
-	w, err := files.ReadFile("train/runs/" + b.run + "/model.pt")
+	if len(builtins) == 0 {
+		return nil, fmt.Errorf("models: no built-in model %q: none is linked; import its package, e.g. _ \"github.com/neuro-go/neuro/models/lite\", or _ \"github.com/neuro-go/neuro/models/all\" for every one", id)
+	}
+	var names []string
+	for _, b := range builtins {
+		names = append(names, b.ID)
+	}
+	return nil, fmt.Errorf("models: no built-in model %q (linked: %s; the others are linked by importing github.com/neuro-go/neuro/models/lite, /standard or /heavy)", id, strings.Join(names, ", "))
+}
+
+// Load imports, compiles and describes one linked model. Each call builds
+// a new Model.
+func Load(id string) (*runtime.Model, error) {
+	b, err := Lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	w, err := fs.ReadFile(b.Files, "model.pt")
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
@@ -102,7 +169,7 @@ func Load(id string) (*runtime.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
-	p, _, err := compile.Compile(g, &compile.Options{Name: b.id, Task: compile.TaskCausalLM, Dt: dt, Timesteps: 1})
+	p, _, err := compile.Compile(g, &compile.Options{Name: b.ID, Task: compile.TaskCausalLM, Dt: dt, Timesteps: 1})
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
@@ -110,11 +177,11 @@ func Load(id string) (*runtime.Model, error) {
 	p.Output = compile.Decoding{Kind: compile.OutputLogits, Node: "logits", Size: p.Output.Size}
 	sum := sha256.Sum256(w)
 	p.Source = compile.Source{Format: "pytorch", Bytes: int64(len(w)), SHA256: hex.EncodeToString(sum[:])}
-	p.Metadata = map[string]string{"context_length": strconv.Itoa(ContextLength), "tokenizer": b.tokenizer}
+	p.Metadata = map[string]string{"context_length": strconv.Itoa(ContextLength), "tokenizer": b.Tokenizer}
 	if err := b.ranges(p); err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
-	tok, err := tokenizers.Load(b.tokenizer)
+	tok, err := tokenizers.Load(b.Tokenizer)
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
@@ -122,7 +189,7 @@ func Load(id string) (*runtime.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", id, err)
 	}
-	return &runtime.Model{ID: b.id, Aliases: b.aliases, Program: p, Tokenizer: tok, Card: card, OwnedBy: "neuro"}, nil
+	return &runtime.Model{ID: b.ID, Aliases: b.Aliases, Program: p, Tokenizer: tok, Card: card, OwnedBy: "neuro"}, nil
 }
 
 // dt is the time step the models were trained for: one step per token.
@@ -131,8 +198,8 @@ const dt = 1e-3
 // ranges sets p.Ranges from the run's ranges.json: its graded neurons'
 // ranges on training text, written by models/train/calibrate, for the
 // fixed-point devices (runtime/hal/loihi sizes its graded spikes by them).
-func (b builtin) ranges(p *compile.Program) error {
-	raw, err := files.ReadFile("train/runs/" + b.run + "/ranges.json")
+func (b *Builtin) ranges(p *compile.Program) error {
+	raw, err := fs.ReadFile(b.Files, "ranges.json")
 	if err != nil {
 		return err
 	}
@@ -142,8 +209,8 @@ func (b builtin) ranges(p *compile.Program) error {
 	return p.CheckRanges()
 }
 
-// Register loads every embedded model into rt: the language models and
-// the digits classifier.
+// Register loads every linked model into rt: the language models whose
+// packages the program imports, and the digits classifier.
 func Register(rt *runtime.Runtime) error {
 	for _, id := range append(Names(), Digits) {
 		var m *runtime.Model
@@ -383,14 +450,14 @@ func (r *results) decay() string {
 	return fmt.Sprintf("a weight decay of %g", wd)
 }
 
-func readResults(run string) (*results, error) {
-	b, err := files.ReadFile("train/runs/" + run + "/results.json")
+func readResults(fsys fs.FS, name string) (*results, error) {
+	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return nil, err
 	}
 	var r results
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s/results.json: %w", run, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &r, nil
 }
@@ -405,19 +472,15 @@ type speed struct {
 }
 
 func readSpeed(id string) (*speed, error) {
-	b, err := files.ReadFile("speed.json")
-	if err != nil {
-		return nil, err
-	}
 	var all map[string]*speed
-	if err := json.Unmarshal(b, &all); err != nil {
+	if err := json.Unmarshal(speedJSON, &all); err != nil {
 		return nil, fmt.Errorf("speed.json: %w", err)
 	}
 	return all[id], nil
 }
 
-func (b builtin) card() (runtime.Card, error) {
-	r, err := readResults(b.run)
+func (b *Builtin) card() (runtime.Card, error) {
+	r, err := readResults(b.Files, "results.json")
 	if err != nil {
 		return runtime.Card{}, err
 	}
@@ -431,15 +494,15 @@ func (b builtin) card() (runtime.Card, error) {
 		mixing += fmt.Sprintf(", and %d shift channels that carry the previous token's current, one step delayed", c.Shift)
 	}
 	card := runtime.Card{
-		Description: fmt.Sprintf("%s: a spiking language model trained by the Neuro project on its own corpus (stories, Shakespeare, public-domain books and open chat datasets); it answers as an assistant in the Neuro chat template.", b.id),
+		Description: fmt.Sprintf("%s: a spiking language model trained by the Neuro project on its own corpus (stories, Shakespeare, public-domain books and open chat datasets); it answers as an assistant in the Neuro chat template.", b.ID),
 		Architecture: fmt.Sprintf("lima: tied token embedding (vocabulary %d, width %d); %d blocks of leaky-integrator token mixing (%s) and a spiking MLP (%d %s) that both add to a residual current; tied readout. One timestep per token; no attention, normalisation or multiplicative gates.",
 			c.Vocab, c.D, c.Layers, mixing, c.H, hidden),
 		Parameters: r.Params,
 		Neurons:    r.Counts.Spiking + r.Counts.LI,
 		Synapses:   r.Counts.Synapses,
 		Training: fmt.Sprintf("train.py --arch %s --size %s%s: %d steps of %d windows × %d tokens (%.1fM tokens) in %.0f minutes on %s, seed %d; tokenizer %s.",
-			r.Arch, b.size, r.flags(), r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.machine(), r.Args.Seed, b.tokenizer),
-		License: "Weights: the Neuro project's licence. Training data (the project's corpus): Topical-Chat and TinyStories under CDLA-Sharing-1.0, CaSiNo under CC BY 4.0 (Chawla et al., 2021), Taskmaster-4 and the Self-Dialogue Corpus subset as their manifests state, tinyshakespeare and Project Gutenberg books in the public domain; the training run's NOTICE lists each source.",
+			r.Arch, b.Size, r.flags(), r.Steps, r.Args.Batch, r.Args.Seq, float64(r.TrainTokens)/1e6, r.TrainSeconds/60, r.machine(), r.Args.Seed, b.Tokenizer),
+		License: "Weights: Apache-2.0, as the Neuro project. Training data (the project's corpus): Topical-Chat and TinyStories under CDLA-Sharing-1.0, CaSiNo under CC BY 4.0 (Chawla et al., 2021), Taskmaster-4 and the Self-Dialogue Corpus subset as their manifests state, tinyshakespeare and Project Gutenberg books in the public domain; the training run's NOTICE lists each source.",
 		Quality: map[string]float64{"heldout_bits_per_byte": round(r.Heldout.BPB, 4)},
 		Extra: map[string]any{
 			"timesteps_per_token": 1,
@@ -451,8 +514,8 @@ func (b builtin) card() (runtime.Card, error) {
 			"training_seconds":     round(r.TrainSeconds, 0),
 			// The run under models/train/runs that made the weights; its
 			// reference.pt is the equivalence fixture.
-			"training_run":       b.run,
-			"tokenizer":          b.tokenizer,
+			"training_run":       b.Run,
+			"tokenizer":          b.Tokenizer,
 			"context_length":     ContextLength,
 			"state_per_sequence": "constant: one value per leaky integrator (and per LIF neuron and shift channel), whatever the context length",
 		},
@@ -463,13 +526,13 @@ func (b builtin) card() (runtime.Card, error) {
 	for _, src := range slices.Sorted(maps.Keys(r.Heldout.Sources)) {
 		card.Quality["heldout_bits_per_byte."+src] = round(r.Heldout.Sources[src].BPB, 4)
 	}
-	if base, err := readResults(b.baseline); err == nil {
+	if base, err := readResults(b.Files, "baseline.json"); err == nil {
 		card.Quality["baseline_heldout_bits_per_byte"] = round(base.Heldout.BPB, 4)
 		card.Quality["spiking_cost"] = round(r.Heldout.BPB/base.Heldout.BPB-1, 4)
 		baseline := fmt.Sprintf("a GRU of %d parameters trained on the same data for the same steps at a peak learning rate of %g and %s; spiking_cost is the relative difference in held-out bits per byte", base.Params, base.Args.LR, base.decay())
 		switch r.Args.Distill {
 		case "":
-		case b.baseline:
+		case b.Baseline:
 			baseline += "; the spiking model learnt from the GRU's next-token distributions as well as from the text (distillation)"
 		default:
 			baseline += "; the spiking model learnt from the next-token distributions of " + r.Args.Distill + " as well as from the text (distillation)"
@@ -481,7 +544,7 @@ func (b builtin) card() (runtime.Card, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return runtime.Card{}, err
 	}
-	sp, err := readSpeed(b.id)
+	sp, err := readSpeed(b.ID)
 	if err != nil {
 		return runtime.Card{}, err
 	}

@@ -54,6 +54,7 @@ import (
 
 	"github.com/neuro-go/neuro/bench/roofline"
 	"github.com/neuro-go/neuro/models"
+	_ "github.com/neuro-go/neuro/models/all" // the neuro-1 language models
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal/cpu"
 	"github.com/neuro-go/neuro/snn"

@@ -48,6 +48,7 @@ import (
 	"github.com/neuro-go/neuro/httpapi"
 	"github.com/neuro-go/neuro/httpapi/prom"
 	"github.com/neuro-go/neuro/models"
+	_ "github.com/neuro-go/neuro/models/all" // the neuro-1 language models
 	"github.com/neuro-go/neuro/runtime"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
 	_ "github.com/neuro-go/neuro/runtime/hal/loihi"

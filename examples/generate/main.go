@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/neuro-go/neuro/models"
+	_ "github.com/neuro-go/neuro/models/all" // the neuro-1 language models
 	"github.com/neuro-go/neuro/runtime"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
 	_ "github.com/neuro-go/neuro/runtime/hal/loihi"

@@ -68,6 +68,7 @@ import (
 	"github.com/neuro-go/neuro/httpapi/console"
 	"github.com/neuro-go/neuro/httpapi/prom"
 	"github.com/neuro-go/neuro/models"
+	_ "github.com/neuro-go/neuro/models/all" // the neuro-1 language models
 	neuro "github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"

@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/neuro-go/neuro/models"
+	_ "github.com/neuro-go/neuro/models/all" // the neuro-1 language models
 	"github.com/neuro-go/neuro/snn"
 )
 

@@ -29,6 +29,7 @@ import (
 	"github.com/neuro-go/neuro/httpapi"
 	"github.com/neuro-go/neuro/httpapi/console"
 	"github.com/neuro-go/neuro/models"
+	_ "github.com/neuro-go/neuro/models/all" // the neuro-1 language models
 	neuro "github.com/neuro-go/neuro/runtime"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
 	_ "github.com/neuro-go/neuro/runtime/hal/loihi"

@@ -1,15 +1,16 @@
 // Command calibrate measures the ranges of the built-in models' graded
-// neurons (compile.Calibrate) on training text and writes them to
-// models/train/runs/<run>/ranges.json, which package models embeds and
-// sets as each Program's Ranges. Fixed-point targets size their graded
+// neurons (compile.Calibrate) on training text and writes them to the
+// training run's runs/<run>/ranges.json and to the model's package
+// (models/lite, models/standard, models/heavy), which embeds it and sets
+// it as the Program's Ranges. Fixed-point targets size their graded
 // values from them instead of from the worst case (runtime/hal/loihi).
 //
 // The text is the training split, never the held-out one: windows of 128
 // tokens from rest, spread evenly over each source's training tokens, as
-// models/train/tokenize writes them. Usage, from the repository root:
+// models/train/tokenize writes them. Usage, from models/train:
 //
-//	go run ./models/train/tokenize -tokenizer neuro-bpe-1k -out models/train/data/bpe-1k
-//	go run ./models/train/calibrate [-windows 8] [-models neuro-1-lite,...]
+//	go run ./tokenize -tokenizer neuro-bpe-1k
+//	go run ./calibrate [-windows 8] [-models neuro-1-lite,...]
 package main
 
 import (
@@ -24,12 +25,13 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/models"
+	_ "github.com/neuro-go/neuro/models/all"
 )
 
 const window = 128
 
 func main() {
-	data := flag.String("data", "models/train/data", "folder of models/train/tokenize's outputs, one subfolder per tokenizer (bpe-1k, bpe-2k)")
+	data := flag.String("data", "data", "folder of tokenize's outputs, one subfolder per tokenizer (bpe-1k, bpe-2k)")
 	windows := flag.Int("windows", 8, "windows of 128 tokens per source")
 	only := flag.String("models", strings.Join(models.Names(), ","), "comma-separated model ids")
 	flag.Parse()
@@ -85,10 +87,15 @@ func calibrate(id, data string, windows int) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join("models", "train", "runs", m.Card.Extra["training_run"].(string), "ranges.json")
-	if err := os.WriteFile(path, append(out, '\n'), 0o644); err != nil {
-		return err
+	paths := []string{
+		filepath.Join("runs", m.Card.Extra["training_run"].(string), "ranges.json"),
+		filepath.Join("..", strings.TrimPrefix(id, "neuro-1-"), "ranges.json"),
 	}
-	fmt.Printf("%s: %d windows of %d tokens, ranges of %d nodes -> %s\n", id, len(seqs), window, len(m.Program.Ranges), path)
+	for _, path := range paths {
+		if err := os.WriteFile(path, append(out, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("%s: %d windows of %d tokens, ranges of %d nodes -> %s\n", id, len(seqs), window, len(m.Program.Ranges), strings.Join(paths, ", "))
 	return nil
 }

@@ -20,9 +20,9 @@
 // byte), rendered_bytes the bytes of the decoded tokens, template and
 // separators included.
 //
-// Usage, from the repository root:
+// Usage, from models/train (the corpus is models/train/corpus):
 //
-//	go run ./models/train/tokenize -tokenizer neuro-bpe-1k -out models/train/data/bpe-1k
+//	go run ./tokenize -tokenizer neuro-bpe-1k    # -> data/bpe-1k
 package main
 
 import (
@@ -87,13 +87,13 @@ type index struct {
 }
 
 func main() {
-	corpus := flag.String("corpus", "../shared/data/corpus", "corpus directory (default relative to the repository root)")
-	heldoutPath := flag.String("heldout", "models/tokenizers/heldout.json", "held-out split record")
+	corpus := flag.String("corpus", "corpus", "corpus directory")
+	heldoutPath := flag.String("heldout", "../tokenizers/heldout.json", "held-out split record")
 	tokName := flag.String("tokenizer", "neuro-bpe-1k", "tokenizer: neuro-bpe-1k, neuro-bpe-2k or neuro-bpe-4k")
-	out := flag.String("out", "", "output directory (default models/train/data/<tokenizer>)")
+	out := flag.String("out", "", "output directory (default data/<tokenizer>)")
 	flag.Parse()
 	if *out == "" {
-		*out = filepath.Join("models/train/data", strings.TrimPrefix(*tokName, "neuro-"))
+		*out = filepath.Join("data", strings.TrimPrefix(*tokName, "neuro-"))
 	}
 	if err := run(*corpus, *heldoutPath, *tokName, *out); err != nil {
 		log.Fatalf("tokenize: %v", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/models"
+	_ "github.com/neuro-go/neuro/models/all" // the neuro-1 language models
 	"github.com/neuro-go/neuro/snn"
 )
 

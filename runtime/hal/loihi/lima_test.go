@@ -20,6 +20,7 @@ import (
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/compile/pytorch"
 	"github.com/neuro-go/neuro/models"
+	_ "github.com/neuro-go/neuro/models/all" // the neuro-1 language models
 	"github.com/neuro-go/neuro/runtime/hal"
 	"github.com/neuro-go/neuro/runtime/hal/loihi"
 	"github.com/neuro-go/neuro/snn"
@@ -134,10 +135,9 @@ func logSoftmax(out []float32) []float64 {
 // with any change to the chip, which is why the KL is bounded too), the
 // same argmax after 438 of 512 tokens. Over all held-out text see
 // bench/RESULTS.md, "neuro-1-lite on Loihi", with the lites before it.
-// This lite (session 19) was trained with its time constants spared the
-// weight decay, and sits closer to the cpu than the lite before it (0.066
-// and 0.074 nats): with calibrated ranges its longer LIs cost the chip
-// nothing.
+// This lite was trained with its time constants spared the weight decay,
+// and sits closer to the cpu than the lite before it (0.066 and 0.074
+// nats): with calibrated ranges its longer LIs cost the chip nothing.
 func TestLiteOnLoihi(t *testing.T) {
 	p := liteProgram(t)
 	ref := liteReference(t)
@@ -254,8 +254,8 @@ func TestLiteOnLoihi(t *testing.T) {
 // corpus source, with models/train's protocol (windows of 128 tokens, each
 // from rest; every token but a source's first predicted once; bits over
 // the source's text bytes). It needs the held-out tokens of lite's
-// tokenizer, models/train/data/bpe-2k (go run ./models/train/tokenize
-// -tokenizer neuro-bpe-2k -out models/train/data/bpe-2k), and runs when
+// tokenizer, models/train/data/bpe-2k (cd models/train && go run
+// ./tokenize -tokenizer neuro-bpe-2k), and runs when
 // NEURO_LOIHI_HELDOUT is set: to "all", or to the most tokens to take from
 // the start of each source.
 //

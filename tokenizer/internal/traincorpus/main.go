@@ -2,7 +2,7 @@
 // on the project corpus, holding out the end of every source, and prints
 // bytes per token on the held-out text.
 //
-//	go run ./tokenizer/internal/traincorpus [-corpus ../shared/data/corpus] [-out models/tokenizers]
+//	go run ./tokenizer/internal/traincorpus [-corpus models/train/corpus] [-out models/tokenizers]
 //
 // The held-out split: for every file, let cut be the index of the first
 // '\n' at or after floor(size*95/100); bytes [0, cut] are trained on and
@@ -41,7 +41,7 @@ type source struct {
 }
 
 func main() {
-	corpus := flag.String("corpus", "../shared/data/corpus", "corpus directory")
+	corpus := flag.String("corpus", "models/train/corpus", "corpus directory")
 	out := flag.String("out", "models/tokenizers", "output directory")
 	gpt2 := flag.String("gpt2", "tokenizer/testdata/gpt2", "GPT-2 vocabulary (encoder.json.gz, vocab.bpe.gz) to compare with; empty to skip")
 	flag.Parse()
