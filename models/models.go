@@ -351,7 +351,7 @@ type results struct {
 	TrainTokens  int     `json:"train_tokens"`
 	TrainSeconds float64 `json:"train_seconds"`
 	Device       string  `json:"device"`
-	DeviceName   string  `json:"device_name"` // the GPU's or CPU's name (runs from session 18 on)
+	DeviceName   string  `json:"device_name"` // the GPU's or CPU's name (absent from older runs)
 	// Averaged is set on a run made by average.py: its weights are the
 	// exponential moving average of another run's (train.py --ema).
 	Averaged *struct {
