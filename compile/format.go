@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -243,7 +245,17 @@ func sniff(head []byte) (string, error) {
 		if len(head) == 0 {
 			return "", fmt.Errorf("%w: the file is empty", ErrUnknownFormat)
 		}
-		return "", fmt.Errorf("%w: no registered format recognises a file that begins % x (registered: %s); name the format", ErrUnknownFormat, shown, strings.Join(Formats(), ", "))
+		registered := Formats()
+		if len(registered) == 0 {
+			pkgs := make([]string, len(importers))
+			for i, imp := range importers {
+				pkgs[i] = strconv.Quote(importerPath + imp.name)
+			}
+			last := len(pkgs) - 1
+			return "", fmt.Errorf("%w: no format is registered to recognise a file that begins % x; import _ %s or %s, or name the format",
+				ErrUnknownFormat, shown, strings.Join(pkgs[:last], ", "), pkgs[last])
+		}
+		return "", fmt.Errorf("%w: no registered format recognises a file that begins % x (registered: %s); name the format", ErrUnknownFormat, shown, strings.Join(registered, ", "))
 	}
 	return "", fmt.Errorf("%w: a file that begins % x could be any of %s; name the format", ErrUnknownFormat, shown, strings.Join(hits, ", "))
 }
@@ -251,6 +263,8 @@ func sniff(head []byte) (string, error) {
 // Import reads a network in the named format. An empty format is
 // recognised from the file's first bytes by the registered Sniffers (see
 // Sniff), so that a caller holding only a file need not know what wrote it.
+// A format that no linked package registered is an error wrapping
+// ErrUnknownFormat that names the package to import.
 func Import(format string, r io.ReaderAt, size int64, opts *ImportOptions) (*snn.Graph, *ImportReport, error) {
 	if format == "" {
 		var err error
@@ -266,7 +280,7 @@ func Import(format string, r io.ReaderAt, size int64, opts *ImportOptions) (*snn
 	imp := formats[name]
 	formatsMu.RUnlock()
 	if imp == nil {
-		return nil, nil, fmt.Errorf("%w %q (registered: %s)", ErrUnknownFormat, format, strings.Join(Formats(), ", "))
+		return nil, nil, unknownFormat(format, Formats())
 	}
 	o := opts.withDefaults()
 	g, rep, err := imp(r, size, &o)
@@ -281,4 +295,42 @@ func Import(format string, r io.ReaderAt, size int64, opts *ImportOptions) (*snn
 	}
 	rep.Format = name
 	return g, rep, nil
+}
+
+// importerPath is where this module's importers live: a format that is not
+// registered is most often one whose package the program forgot to
+// import, so the error names it.
+const importerPath = "github.com/neuro-go/neuro/compile/"
+
+// importers are this module's importer packages, importerPath+name, with
+// the format names each registers.
+var importers = []struct {
+	name    string
+	aliases []string
+}{
+	{"pytorch", []string{"torchscript"}},
+	{"onnx", nil},
+	{"nir", []string{"nir-hdf5"}},
+}
+
+// unknownFormat says why format is not registered and what to import.
+func unknownFormat(format string, registered []string) error {
+	what := fmt.Sprintf("%q: no format is registered", format)
+	if len(registered) > 0 {
+		what = fmt.Sprintf("%q (registered: %s)", format, strings.Join(registered, ", "))
+	}
+	name := strings.ToLower(format)
+	known := make([]string, len(importers))
+	for i, imp := range importers {
+		if name == imp.name || slices.Contains(imp.aliases, name) {
+			return fmt.Errorf("%w %s; import _ %q", ErrUnknownFormat, what, importerPath+imp.name)
+		}
+		known[i] = imp.name
+		if len(imp.aliases) > 0 {
+			known[i] += " (also " + strings.Join(imp.aliases, ", ") + ")"
+		}
+	}
+	last := len(known) - 1
+	return fmt.Errorf("%w %s; this module's importers are %s and %s, each linked by import _ %q",
+		ErrUnknownFormat, what, strings.Join(known[:last], ", "), known[last], importerPath+"<name>")
 }

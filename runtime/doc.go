@@ -27,6 +27,28 @@
 // timesteps, spikes, synaptic operations and energy from the device's cost
 // model. A batch step's cost is shared equally by the sequences in it.
 //
+// # Placing a model
+//
+// Deploy is the way to place a model: it loads the model onto the device
+// its DeploymentSpec names (a registered device and its Config, or a
+// device value in Dev), waits until the deployment serves, and returns it;
+// a load that fails returns its error and leaves nothing listed. Programs,
+// tests and servers placing their models at start-up use it.
+//
+// Two other calls place a model, for callers that must not wait for the
+// whole load:
+//
+//   - Start lists the deployment (status loading) and returns at once,
+//     loading in the background for as long as its ctx lives;
+//     Deployment.Wait waits for the outcome, and a failed load stays
+//     listed with its Failure. Use it to load several deployments at once
+//     or to show a load in progress.
+//   - CreateDeployment answers a request to create a deployment (POST
+//     /v1/deployments, a cluster node): it waits at most a given time and
+//     returns a DeploymentInfo. A load that fails in that time is removed
+//     and its error returned; one that takes longer is reported as loading
+//     and goes on after the request's ctx ends.
+//
 // # Invariants
 //
 //   - The same request with the same seed on the same deployment gives the

@@ -321,10 +321,12 @@ func (r *Runtime) DeploymentInfos() []DeploymentInfo {
 	return out
 }
 
-// CreateDeployment starts a deployment and waits up to wait for its
-// load: one that fails in that time is removed and its error returned;
-// one still loading is reported as loading, and goes on in the
-// background.
+// CreateDeployment places a model on a device on behalf of a request
+// (POST /v1/deployments, a cluster node), waiting at most wait for the
+// load; Deploy, which waits for the whole load, is the call for a program
+// placing its own models. A load that fails in that time is removed and
+// its error returned; one still loading is reported as loading and goes
+// on in the background even after ctx ends.
 func (r *Runtime) CreateDeployment(ctx context.Context, spec DeploymentSpec, wait time.Duration) (DeploymentInfo, error) {
 	d, err := r.Start(context.WithoutCancel(ctx), spec)
 	if err != nil {

@@ -292,9 +292,11 @@ type DeploymentSpec struct {
 	Node string
 }
 
-// Deploy loads a model onto a device and starts serving it, and returns
-// once it is ready. A deployment that fails to load is removed and its
-// error returned.
+// Deploy places a model on a device and returns once it serves: of the
+// three calls that place a model (Deploy, Start, CreateDeployment), it is
+// the one to use unless the caller cannot wait for the load (see "Placing
+// a model" in the package documentation). A deployment that fails to load,
+// or whose load outlasts ctx, is removed and the error returned.
 func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment, error) {
 	d, err := r.Start(ctx, spec)
 	if err != nil {
@@ -308,10 +310,12 @@ func (r *Runtime) Deploy(ctx context.Context, spec DeploymentSpec) (*Deployment,
 	return d, nil
 }
 
-// Start places a model on a device and returns at once: the deployment
-// is listed with status loading, every exported field final, and loads
-// in the background (ctx bounds the load). It becomes ready, or failed
-// with its Failure, and stays listed either way; Wait waits for that.
+// Start places a model on a device without waiting for the load, for
+// callers that start several loads at once or show one in progress;
+// Deploy, which waits, is the usual call. The deployment is listed with
+// status loading, every exported field final, and loads in the background
+// for as long as ctx lives. It becomes ready, or failed with its Failure,
+// and stays listed either way; Deployment.Wait waits for that.
 func (r *Runtime) Start(ctx context.Context, spec DeploymentSpec) (*Deployment, error) {
 	m, err := r.Model(spec.Model)
 	if err != nil {

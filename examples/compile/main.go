@@ -1,6 +1,6 @@
 // Command compile imports a network file, compiles it for a device and
 // prints the compile report as JSON; optionally it saves the Program and
-// runs it on the CPU simulator.
+// runs it on the device.
 //
 //	go run ./examples/compile -format pytorch|onnx|nir -in FILE
 //	    [-target cpu|loihi|xylo] [-out FILE.neuro] [-layers FILE.json]
@@ -17,8 +17,11 @@
 // (each sequence from rest); the Program saved with -out carries them, and
 // the loihi device sizes its graded spikes by them.
 // -input is a JSON array of per-step input vectors, or one vector held for
-// -steps steps (default the program's timesteps); the run prints
-// {"output_spike_counts":[[...]],"output_final_state":[[...]]}: per Output
+// -steps steps (default the program's timesteps). It runs on the device
+// -target names, opened through its hal backend as the runtime opens a
+// deployment's: the float simulator for cpu, the bit-accurate fixed-point
+// emulators for loihi and xylo. The run prints {"device":"loihi",
+// "output_spike_counts":[[...]],"output_final_state":[[...]]}: per Output
 // node, how many steps each element was non-zero (its spikes), and its
 // values after the last step. -export writes the compiled graph as NIR;
 // graphs that use snn's extensions of NIR (subtractive reset, refractory
@@ -28,6 +31,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -41,7 +45,6 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
-	"github.com/neuro-go/neuro/snn"
 
 	"github.com/neuro-go/neuro/compile/nir"
 	_ "github.com/neuro-go/neuro/compile/onnx"
@@ -73,6 +76,7 @@ type result struct {
 
 // runResult is what -input prints.
 type runResult struct {
+	Device      string      `json:"device"`
 	SpikeCounts [][]int     `json:"output_spike_counts"`
 	FinalState  [][]float32 `json:"output_final_state"`
 }
@@ -88,7 +92,7 @@ func run(args []string, stdout io.Writer) error {
 	timesteps := fs.Int("timesteps", 0, "timesteps per sample (default 64)")
 	bits := fs.Int("bits", 0, "weight bits (default: the target's)")
 	dt := fs.Float64("dt", 0, "time step in seconds (default 1e-3)")
-	inputPath := fs.String("input", "", "JSON input to run on the CPU simulator")
+	inputPath := fs.String("input", "", "JSON input to run on the -target device")
 	rangesPath := fs.String("ranges", "", "JSON sequences of input vectors to calibrate the graded neurons' ranges on")
 	steps := fs.Int("steps", 0, "steps to run with -input")
 	export := fs.String("export", "", "write the compiled graph as NIR (HDF5) here")
@@ -172,7 +176,7 @@ func run(args []string, stdout io.Writer) error {
 	if *inputPath == "" {
 		return nil
 	}
-	rr, err := simulate(prog, *inputPath, *steps)
+	rr, err := runInput(dev, prog, *inputPath, *steps)
 	if err != nil {
 		return fmt.Errorf("-input: %w", err)
 	}
@@ -189,8 +193,9 @@ func calibrate(p *compile.Program, b []byte) error {
 	return compile.Calibrate(p, seqs)
 }
 
-// simulate runs the program's graph on the CPU simulator.
-func simulate(p *compile.Program, path string, steps int) (*runResult, error) {
+// runInput runs the program on dev as one sample in a batch of one, as
+// the runtime runs a deployment's samples.
+func runInput(dev hal.Device, p *compile.Program, path string, steps int) (*runResult, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -199,24 +204,27 @@ func simulate(p *compile.Program, path string, steps int) (*runResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: p.Dt})
+	ctx := context.Background()
+	name := dev.Capabilities().Name
+	in, err := dev.Load(ctx, p, 1)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("loading on %s: %w", name, err)
 	}
-	if n := len(sim.Inputs()); n != 1 {
+	defer in.Close()
+	if n := len(in.Inputs()); n != 1 {
 		return nil, fmt.Errorf("the network has %d inputs; this example feeds one", n)
 	}
-	outs := sim.Outputs()
-	res := &runResult{SpikeCounts: make([][]int, len(outs)), FinalState: make([][]float32, len(outs))}
-	for i := range outs {
-		res.SpikeCounts[i] = make([]int, len(sim.Output(i)))
+	outs := in.Outputs()
+	res := &runResult{Device: name, SpikeCounts: make([][]int, len(outs)), FinalState: make([][]float32, len(outs))}
+	for i, o := range outs {
+		res.SpikeCounts[i] = make([]int, o.Size)
 	}
 	for s := 0; s < steps; s++ {
-		if err := sim.Step(rows[min(s, len(rows)-1)]); err != nil {
-			return nil, fmt.Errorf("step %d: %w", s, err)
+		if err := in.Step(ctx, rows[min(s, len(rows)-1)]); err != nil {
+			return nil, fmt.Errorf("step %d on %s: %w", s, name, err)
 		}
 		for i := range outs {
-			for j, v := range sim.Output(i) {
+			for j, v := range in.Output(i) {
 				if v != 0 {
 					res.SpikeCounts[i][j]++
 				}
@@ -224,7 +232,7 @@ func simulate(p *compile.Program, path string, steps int) (*runResult, error) {
 		}
 	}
 	for i := range outs {
-		res.FinalState[i] = append([]float32(nil), sim.Output(i)...)
+		res.FinalState[i] = append([]float32(nil), in.Output(i)...)
 	}
 	return res, nil
 }

@@ -334,3 +334,61 @@ func FuzzInputs(f *testing.F) {
 		}
 	})
 }
+
+// TestInputRunsOnTarget: -input runs the program on the device -target
+// names, as the runtime would: on loihi the outputs are the emulator's
+// fixed-point ones, not the float simulator's.
+func TestInputRunsOnTarget(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "mlp.neuro")
+	var data struct {
+		Test struct {
+			Inputs [][]float32 `json:"inputs"`
+		} `json:"test"`
+	}
+	if err := readJSON(filepath.Join(digits, "digits_test.json"), &data); err != nil {
+		t.Fatal(err)
+	}
+	x := data.Test.Inputs[0]
+	objs := runJSON(t, "-format", "onnx", "-in", filepath.Join(digits, "mlp.onnx"), "-calib", filepath.Join(digits, "digits_test.json"),
+		"-target", "loihi", "-out", prog, "-input", writeJSON(t, x))
+	var got runResult
+	if len(objs) != 2 || json.Unmarshal(objs[1]["output_spike_counts"], &got.SpikeCounts) != nil || json.Unmarshal(objs[1]["output_final_state"], &got.FinalState) != nil {
+		t.Fatalf("run output %v", objs)
+	}
+	if err := json.Unmarshal(objs[1]["device"], &got.Device); err != nil || got.Device != "loihi" {
+		t.Errorf("ran on %q (%v), want loihi", got.Device, err)
+	}
+	b, err := os.ReadFile(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := compile.Load(bytes.NewReader(b), int64(len(b)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same program stepped on the emulator here, and on the float
+	// simulator.
+	in, err := (&loihi.Device{}).Load(context.Background(), p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: p.Dt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range p.Timesteps {
+		if err := in.Step(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.Step(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := in.Output(0); !slices.Equal(got.FinalState[0], want) {
+		t.Errorf("-target loihi -input: final state %v, the loihi emulator's %v", got.FinalState[0], want)
+	}
+	if slices.Equal(got.FinalState[0], sim.Output(0)) {
+		t.Errorf("-target loihi -input gave the float simulator's final state %v", sim.Output(0))
+	}
+	t.Logf("loihi %v\nfloat %v", got.FinalState[0], sim.Output(0))
+}

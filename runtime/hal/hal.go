@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/neuro-go/neuro/compile"
@@ -71,7 +73,9 @@ type Instance interface {
 
 // SlotMasker is an optional ability of an Instance: stepping only some of
 // its slots, so that idle slots cost nothing. Callers check for it at run
-// time, as net/http checks for http.Flusher.
+// time, as net/http checks for http.Flusher. Every backend of this module
+// has it; an Instance without it steps idle slots too, and its Counters
+// include what they cost.
 type SlotMasker interface {
 	// SetActive chooses the slots Step advances (len == Batch); the others
 	// keep their state. nil activates all.
@@ -209,15 +213,42 @@ func Register(name string, f Factory) {
 	registry[name] = f
 }
 
-// Open opens the named device.
+// Open opens the named device. A name that no linked package registered
+// is an error wrapping ErrUnknownDevice that names the package to import.
 func Open(name string, cfg Config) (Device, error) {
 	mu.RLock()
 	f := registry[name]
 	mu.RUnlock()
 	if f == nil {
-		return nil, fmt.Errorf("%w %q (registered: %v)", ErrUnknownDevice, name, Devices())
+		return nil, unknownDevice(name, Devices())
 	}
 	return f(cfg)
+}
+
+// modulePath is where this module's backends live: a device that is not
+// registered is most often one whose package the program forgot to
+// import, so the error names it.
+const modulePath = "github.com/neuro-go/neuro/runtime/hal/"
+
+// backends are the names this module's backends register, each from
+// its package modulePath+name.
+var backends = []string{"cpu", "loihi", "xylo"}
+
+// unknownDevice says why name is not registered and what to import.
+func unknownDevice(name string, registered []string) error {
+	what := fmt.Sprintf("%q: no device is registered", name)
+	if len(registered) > 0 {
+		what = fmt.Sprintf("%q (registered: %s)", name, strings.Join(registered, ", "))
+	}
+	switch {
+	case slices.Contains(backends, name):
+		return fmt.Errorf("%w %s; import _ %q", ErrUnknownDevice, what, modulePath+name)
+	case name == "mock":
+		return fmt.Errorf("%w %s; a mock is not opened by name: wrap a device with mock.New from %q", ErrUnknownDevice, what, modulePath+"mock")
+	}
+	last := len(backends) - 1
+	return fmt.Errorf("%w %s; this module's devices are %s and %s, each linked by import _ %q, and mock.New from %q, which stands in for any of them",
+		ErrUnknownDevice, what, strings.Join(backends[:last], ", "), backends[last], modulePath+"<name>", modulePath+"mock")
 }
 
 // Devices lists the registered backend names, sorted.

@@ -72,3 +72,27 @@ func ExampleParseOptions() {
 	// {0 0} hal: chip: option headroom="lots": want a number: invalid syntax
 	// {0 0} hal: chip: option bitz="8": hal: unknown option (chip takes [bits headroom])
 }
+
+// TestOpenUnknownSaysWhatToImport: a device that is not linked is an
+// error wrapping ErrUnknownDevice that names the package to import, or
+// lists this module's devices for a name that is none of them.
+func TestOpenUnknownSaysWhatToImport(t *testing.T) {
+	const pkg = "github.com/neuro-go/neuro/runtime/hal/"
+	check := func(name, want string) {
+		t.Helper()
+		d, err := hal.Open(name, hal.Config{})
+		if d != nil || !errors.Is(err, hal.ErrUnknownDevice) {
+			t.Fatalf("Open(%q) = %v, %v; want an error wrapping ErrUnknownDevice", name, d, err)
+		}
+		if err.Error() != want {
+			t.Errorf("Open(%q):\n got %s\nwant %s", name, err, want)
+		}
+	}
+	// This test binary links no backend.
+	check("cpu", `hal: unknown device "cpu": no device is registered; import _ "`+pkg+`cpu"`)
+	check("loihi", `hal: unknown device "loihi": no device is registered; import _ "`+pkg+`loihi"`)
+	hal.Register("test-dev", func(hal.Config) (hal.Device, error) { return nil, errors.New("test-dev opens nothing") })
+	check("xylo", `hal: unknown device "xylo" (registered: test-dev); import _ "`+pkg+`xylo"`)
+	check("mock", `hal: unknown device "mock" (registered: test-dev); a mock is not opened by name: wrap a device with mock.New from "`+pkg+`mock"`)
+	check("tpu", `hal: unknown device "tpu" (registered: test-dev); this module's devices are cpu, loihi and xylo, each linked by import _ "`+pkg+`<name>", and mock.New from "`+pkg+`mock", which stands in for any of them`)
+}

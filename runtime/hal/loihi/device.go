@@ -192,8 +192,9 @@ func placementGraph(g *snn.Graph) *snn.Graph {
 }
 
 var (
-	_ hal.Instance = (*Instance)(nil)
-	_ hal.Prober   = (*Instance)(nil)
+	_ hal.Instance   = (*Instance)(nil)
+	_ hal.Prober     = (*Instance)(nil)
+	_ hal.SlotMasker = (*Instance)(nil)
 )
 
 // Instance runs a converted network with Lava's integer arithmetic.
@@ -210,6 +211,11 @@ type Instance struct {
 	outs    [][]float32
 	inPorts []snn.Port
 	outPort []snn.Port
+
+	// on chooses the slots Step advances (SetActive); nil is all of
+	// them, and nOn counts those it does.
+	on  []bool
+	nOn int
 
 	total       snn.Counters
 	saturations int64
@@ -244,7 +250,7 @@ type layerRun struct {
 }
 
 func newInstance(net *Network, rep *ConversionReport, place *compile.Placement, batch int) *Instance {
-	in := &Instance{net: net, rep: rep, place: place, batch: batch}
+	in := &Instance{net: net, rep: rep, place: place, batch: batch, nOn: batch}
 	for _, p := range net.Inputs {
 		in.in = append(in.in, make([]int32, batch*p.Size))
 		in.inPorts = append(in.inPorts, snn.Port{Name: p.Name, Shape: p.Shape, Size: p.Size})
@@ -373,7 +379,38 @@ func (in *Instance) scaled(l *Layer, r *layerRun, dst []float32) {
 	}
 }
 
-// Step advances every slot by one timestep.
+// SetActive chooses the slots Step advances (hal.SlotMasker): the others
+// keep their state, outputs and pending synaptic input, their inputs are
+// not read, and they cost nothing in Counters. nil activates every slot.
+func (in *Instance) SetActive(active []bool) error {
+	if in.closed {
+		return hal.ErrClosed
+	}
+	if active == nil {
+		in.on, in.nOn = nil, in.batch
+		return nil
+	}
+	if len(active) != in.batch {
+		return fmt.Errorf("%w: loihi: SetActive got %d flags for a batch of %d", snn.ErrInputSize, len(active), in.batch)
+	}
+	if in.on == nil {
+		in.on = make([]bool, in.batch)
+	}
+	copy(in.on, active)
+	in.nOn = 0
+	for _, b := range active {
+		if b {
+			in.nOn++
+		}
+	}
+	return nil
+}
+
+// idle reports whether Step leaves slot s as it is.
+func (in *Instance) idle(s int) bool { return in.on != nil && !in.on[s] }
+
+// Step advances the active slots (every slot unless SetActive chose some)
+// by one timestep.
 func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 	if in.closed {
 		return hal.ErrClosed
@@ -396,6 +433,9 @@ func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 		lo := -hi - 1
 		q := in.in[i]
 		for k, v := range x {
+			if in.idle(k / p.Size) {
+				continue
+			}
 			r := math.Round(float64(v) * scale)
 			if r > hi || r < lo || r != r {
 				in.saturations++
@@ -432,6 +472,9 @@ func (in *Instance) stepDense(k int, c *snn.Counters) {
 	d, r := in.net.Denses[k], &in.dense[k]
 	rows := r.rows
 	for s := 0; s < in.batch; s++ {
+		if in.idle(s) {
+			continue
+		}
 		acc := r.out[s*rows : (s+1)*rows]
 		clear(acc)
 		if d.FromInput {
@@ -477,6 +520,9 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 	l, r := in.net.Layers[k], &in.layers[k]
 	n := r.n
 	for s := 0; s < in.batch; s++ {
+		if in.idle(s) {
+			continue
+		}
 		ain := r.ain
 		if len(l.Sources) == 1 {
 			ain = in.dense[l.Sources[0]].out[s*n : (s+1)*n]
@@ -568,7 +614,10 @@ func (in *Instance) stepLayer(k int, c *snn.Counters) {
 		}
 		r.active[s] = act
 	}
-	c.NeuronUpdates += int64(n * in.batch)
+	c.NeuronUpdates += int64(n * in.nOn)
+	if l.Spiking {
+		c.SpikingUpdates += int64(n * in.nOn)
+	}
 }
 
 // Reset returns one slot to its initial state (u = 0, v at rest, no

@@ -160,9 +160,13 @@
 //
 // Outputs: a spiking layer's output is its spikes (0 or 1); a non-spiking
 // one (LI, CubaLI, I) outputs v times its scale. The counters count as the
-// float simulator does (neuron updates, spikes, and for each input event
-// the non-zero integer weights it reaches), so Target's energy model
-// (Davies et al. 2018, Loihi 1 figures) applies to them.
+// float simulator does (neuron updates, the spiking layers' among them as
+// spiking updates, spikes, and for each input event the non-zero integer
+// weights it reaches), so Target's energy model (Davies et al. 2018, Loihi
+// 1 figures) applies to them. Like the cpu device, an Instance steps only
+// the slots SetActive chooses (hal.SlotMasker): an idle slot keeps its
+// state and costs nothing, so a sample's cost does not depend on the batch
+// it shares.
 //
 // # Invariants
 //

@@ -18,8 +18,10 @@
 //   - For a language model the output is a logit vector with one token
 //     60 above the rest, so sampling at any temperature picks it (a
 //     logit_bias can still move it, as it would a real model).
-//   - With a tokenizer, the tokens are whole lower-case words and, about
-//     one time in twenty, the end of the turn.
+//   - With a tokenizer, the tokens are whole lower-case words, never a
+//     special token such as the end of the text or of a turn: mock text is
+//     for developing clients, so a completion runs to its max_tokens (or
+//     the context's end) unless one of its stop sequences matches.
 package mock
 
 import (
@@ -43,26 +45,32 @@ type Options struct {
 
 // Device is a mock of another device.
 type Device struct {
-	base  hal.Capabilities
+	base hal.Capabilities
+	// words are the token ids a language model's outputs choose from:
+	// its whole words, or failing those every token that is not special.
 	words []int
-	stop  int
+	// special marks the tokenizer's special tokens, which are never chosen.
+	special func(id int) bool
 }
 
 // New returns a device that answers as base is named and limited, and
 // computes nothing.
 func New(base hal.Device, opts *Options) *Device {
-	d := &Device{base: base.Capabilities(), stop: -1}
+	d := &Device{base: base.Capabilities(), special: func(int) bool { return false }}
 	if opts != nil && opts.Tokenizer != nil {
 		tok := opts.Tokenizer
+		d.special = tok.IsSpecial
 		for id := 0; id < tok.VocabSize(); id++ {
-			if isWord(tok.Decode([]int{id})) {
+			if !tok.IsSpecial(id) && isWord(tok.Decode([]int{id})) {
 				d.words = append(d.words, id)
 			}
 		}
-		if ids, _ := tok.StopIDs(); len(ids) > 0 {
-			d.stop = ids[0]
-		} else if id, ok := tok.SpecialID(tokenizer.EndOfText); ok {
-			d.stop = id
+		if len(d.words) == 0 {
+			for id := 0; id < tok.VocabSize(); id++ {
+				if !tok.IsSpecial(id) {
+					d.words = append(d.words, id)
+				}
+			}
 		}
 	}
 	return d
@@ -211,17 +219,22 @@ func (in *instance) Step(ctx context.Context, inputs ...[]float32) error {
 	return ctx.Err()
 }
 
-// pick chooses the output a hash stands for.
+// pick chooses the output a hash stands for: one of the words, or
+// without a tokenizer any output. A special token is never chosen, so that
+// nothing but max_tokens or a stop sequence ends a mock completion.
 func (d *Device) pick(h uint64, size int) int {
-	if d.stop >= 0 && d.stop < size && h%20 == 0 {
-		return d.stop
-	}
-	if len(d.words) > 0 {
-		if id := d.words[(h>>8)%uint64(len(d.words))]; id < size {
-			return id
+	if n := uint64(len(d.words)); n > 0 {
+		for k := uint64(0); k < n; k++ {
+			if id := d.words[(h>>8+k)%n]; id < size {
+				return id
+			}
 		}
 	}
-	return int((h >> 8) % uint64(size))
+	id := int((h >> 8) % uint64(size))
+	for k := 0; k < size && d.special(id); k++ {
+		id = (id + 1) % size
+	}
+	return id
 }
 
 // mix is splitmix64's finaliser over (h, x): well spread for every input.

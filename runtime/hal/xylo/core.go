@@ -40,6 +40,9 @@ type Core struct {
 	io, vo    []int16 // batch × Outputs
 	spko      []uint8 // batch × Outputs
 
+	// on chooses the slots Step advances (SetActive); nil is all of them.
+	on []bool
+
 	total snn.Counters
 }
 
@@ -89,21 +92,47 @@ func (c *Core) Network() *Network { return c.net }
 // Batch is the number of independent states.
 func (c *Core) Batch() int { return c.batch }
 
-// Counters reports the work of all steps so far: neuron updates (hidden
-// and output), spikes (each of a neuron's several spikes in a step counts),
-// and synaptic operations (one per weight addition: an event count n onto
-// f synapses is n·f, as the chip adds the weight n times).
+// Counters reports the work of the slots stepped so far: neuron updates
+// (hidden and output), spiking updates (the same: every neuron on the chip
+// is an integrate-and-fire neuron, output neurons included), spikes (each
+// of a neuron's several spikes in a step counts), and synaptic operations
+// (one per weight addition: an event count n onto f synapses is n·f, as
+// the chip adds the weight n times).
 func (c *Core) Counters() snn.Counters { return c.total }
 
-// Step advances every slot by one timestep. counts holds, slot-major, the
-// number of events on each input channel (batch × Inputs); counts above 15
-// are clipped to 15 as the chip does.
+// SetActive chooses the slots Step advances: the others keep their state
+// and pending spikes, their input counts are not read, and they cost
+// nothing in Counters. nil (the default) activates every slot.
+func (c *Core) SetActive(active []bool) error {
+	if active == nil {
+		c.on = nil
+		return nil
+	}
+	if len(active) != c.batch {
+		return fmt.Errorf("%w: xylo: SetActive got %d flags for a batch of %d", snn.ErrInputSize, len(active), c.batch)
+	}
+	if c.on == nil {
+		c.on = make([]bool, c.batch)
+	}
+	copy(c.on, active)
+	return nil
+}
+
+// Active reports whether Step advances slot.
+func (c *Core) Active(slot int) bool { return c.on == nil || c.on[slot] }
+
+// Step advances the active slots (every slot unless SetActive chose some)
+// by one timestep. counts holds, slot-major, the number of events on each
+// input channel (batch × Inputs); counts above 15 are clipped to 15 as the
+// chip does.
 func (c *Core) Step(counts []uint8) error {
 	if len(counts) != c.batch*c.net.Inputs {
 		return fmt.Errorf("%w: xylo: %d input counts, want %d (batch %d × %d channels)", snn.ErrInputSize, len(counts), c.batch*c.net.Inputs, c.batch, c.net.Inputs)
 	}
 	for slot := range c.batch {
-		c.stepSlot(slot, counts[slot*c.net.Inputs:(slot+1)*c.net.Inputs])
+		if c.Active(slot) {
+			c.stepSlot(slot, counts[slot*c.net.Inputs:(slot+1)*c.net.Inputs])
+		}
 	}
 	c.total.Steps++
 	return nil
@@ -166,6 +195,7 @@ func (c *Core) stepSlot(slot int, counts []uint8) {
 		spikes += int64(k)
 	}
 	c.total.NeuronUpdates += int64(H + O)
+	c.total.SpikingUpdates += int64(H + O)
 	c.total.Spikes += spikes
 	c.total.SynapticOps += ops
 }

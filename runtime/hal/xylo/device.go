@@ -152,6 +152,8 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 	return in, nil
 }
 
+var _ hal.SlotMasker = (*Instance)(nil)
+
 // Instance is a loaded program.
 type Instance struct {
 	core              *Core
@@ -169,10 +171,32 @@ func (in *Instance) Core() *Core { return in.core }
 // Report is what the conversion did.
 func (in *Instance) Report() *ConversionReport { return in.rep }
 
-func (in *Instance) Batch() int             { return in.core.Batch() }
-func (in *Instance) Inputs() []snn.Port     { return append([]snn.Port(nil), in.inPorts...) }
-func (in *Instance) Outputs() []snn.Port    { return append([]snn.Port(nil), in.outPorts...) }
-func (in *Instance) Counters() snn.Counters { return in.core.Counters() }
+func (in *Instance) Batch() int          { return in.core.Batch() }
+func (in *Instance) Inputs() []snn.Port  { return append([]snn.Port(nil), in.inPorts...) }
+func (in *Instance) Outputs() []snn.Port { return append([]snn.Port(nil), in.outPorts...) }
+
+// Counters reports the core's work (Core.Counters), except that a readout
+// of membranes (ConversionReport.OutputMembrane) is not counted among the
+// spiking updates: its threshold is out of reach, as a leaky integrator
+// has none.
+func (in *Instance) Counters() snn.Counters {
+	c := in.core.Counters()
+	if in.rep.OutputMembrane {
+		n := in.core.net
+		c.SpikingUpdates -= c.NeuronUpdates / int64(n.Hidden+n.Outputs) * int64(n.Outputs)
+	}
+	return c
+}
+
+// SetActive chooses the slots Step advances (hal.SlotMasker): the others
+// keep their state and outputs, their inputs are not read, and they cost
+// nothing in Counters. nil activates every slot.
+func (in *Instance) SetActive(active []bool) error {
+	if in.closed {
+		return hal.ErrClosed
+	}
+	return in.core.SetActive(active)
+}
 
 // Output returns the output neurons after the last step, slot-major: spike
 // counts, or for a non-spiking output node its membrane in float units.
@@ -183,9 +207,9 @@ func (in *Instance) Output(i int) []float32 {
 	return in.out
 }
 
-// Step converts each input value to events (value / input quantum, a whole
-// number in [0, 15], else an error wrapping ErrInputValue with the state
-// untouched) and steps the core.
+// Step converts each active slot's input values to events (value / input
+// quantum, a whole number in [0, 15], else an error wrapping ErrInputValue
+// with the state untouched) and steps the core.
 func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 	if in.closed {
 		return hal.ErrClosed
@@ -201,6 +225,9 @@ func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 		return fmt.Errorf("%w: xylo: want one input of %d values (batch %d × %d channels), got %d inputs (first of %d)", snn.ErrInputSize, len(in.counts), in.core.Batch(), in.core.net.Inputs, len(inputs), got)
 	}
 	for i, x := range inputs[0] {
+		if !in.core.Active(i / in.core.net.Inputs) {
+			continue
+		}
 		k := float64(x) / in.quantum
 		r := math.Round(k)
 		if !(r >= 0 && r <= MaxInputSpikes) || math.Abs(k-r) > 1e-6*math.Max(1, r) {
@@ -213,6 +240,9 @@ func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 	}
 	O := in.core.net.Outputs
 	for slot := range in.core.Batch() {
+		if !in.core.Active(slot) {
+			continue
+		}
 		dst := in.out[slot*O : (slot+1)*O]
 		if in.rep.OutputMembrane {
 			for j, v := range in.core.OutputV(slot) {

@@ -63,6 +63,8 @@
 //     ConversionReport (Instance.Report).
 //   - Core.Step and Instance.Step allocate nothing; batch slots never
 //     interact; Reset(slot) touches only its slot.
+//   - Only the slots SetActive chooses are stepped and counted
+//     (hal.SlotMasker): an idle slot keeps its state and costs nothing.
 //   - Step returns errors, never panics: wrong sizes wrap snn.ErrInputSize,
 //     values that are not whole event counts wrap ErrInputValue, and the
 //     state is then untouched.
