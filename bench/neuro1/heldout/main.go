@@ -2,9 +2,9 @@
 // in quality: held-out bits per byte of the built-in neuro-1 models, run
 // through the Go simulator at each precision on the same tokens.
 //
-//	go run ./models/train/tokenize -tokenizer neuro-bpe-1k -out /tmp/data/bpe-1k
-//	go run ./models/train/tokenize -tokenizer neuro-bpe-2k -out /tmp/data/bpe-2k
-//	go run ./bench/neuro1/heldout -data /tmp/data [-max-tokens 0] [-models ...]
+//	(cd models/train && go run ./tokenize -tokenizer neuro-bpe-1k)
+//	(cd models/train && go run ./tokenize -tokenizer neuro-bpe-2k)
+//	go run ./bench/neuro1/heldout [-data models/train/data] [-max-tokens 0] [-models ...]
 //
 // Each model reads the tokens of its own tokenizer: <data>/bpe-1k for
 // neuro-bpe-1k, <data>/bpe-2k for neuro-bpe-2k.
