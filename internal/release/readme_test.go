@@ -81,7 +81,7 @@ func TestReadmeGoCompiles(t *testing.T) {
 		if b.lang != "go" {
 			continue
 		}
-		if !strings.HasPrefix(b.text, "package main\n") {
+		if !strings.HasPrefix(b.text, "package main\n") && !strings.Contains(b.text, "\npackage main\n") {
 			t.Errorf("README.md:%d: a Go block is not a whole program (package main)", b.line)
 			continue
 		}

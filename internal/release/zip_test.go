@@ -15,7 +15,7 @@ import (
 )
 
 // budget is the most the module zip may weigh, compressed.
-const budget = 40 << 20
+const budget = 40_000_000
 
 // TestModuleZip builds the module zip of the committed tree (HEAD), as the
 // module proxy does, and checks its size and that the training records,
