@@ -2,11 +2,12 @@
 
     /usr/bin/python3 models/train/train.py --arch lima --size lite --minutes 15
 
-Reads models/train/data/<tok>/ (written by models/train/tokenize), trains on
-random windows drawn from the training split of every source with fixed
-mixing weights, checkpoints to models/train/runs/<run>/last.pt (resumed
-automatically when present), logs to runs/<run>/log.jsonl, and at the end
-evaluates bits per byte on the whole held-out split of every source:
+Reads models/train/data/<tok>/ (written by `cd models/train && go run
+./tokenize`), trains on random windows drawn from the training split of
+every source with fixed mixing weights, checkpoints to
+models/train/runs/<run>/last.pt (resumed automatically when present), logs
+to runs/<run>/log.jsonl, and at the end evaluates bits per byte on the
+whole held-out split of every source:
 
     bpb(source) = sum of cross-entropy (bits) over its held-out tokens
                   / text_bytes of that held-out text (index.json)
