@@ -1,0 +1,153 @@
+"""The parts that need no server: the event-stream parser, configuration,
+typed results and request encoding."""
+
+from __future__ import annotations
+
+import pytest
+
+import neuro
+from neuro import types
+from neuro._encoding import encode_json, read_network
+from neuro._streaming import MAX_EVENT_BYTES, SSEDecoder
+from neuro._transport import parse_retry_after
+
+STREAM = (
+    b": keep-alive\r\n"
+    b"data: {\"a\":1}\r\n\r\n"
+    b"event: delta\n"
+    b"id: 7\n"
+    b"retry: 100\n"
+    b"data: line one\n"
+    b"data:line two\n\n"
+    b"data\r\r"
+    b"data: [DONE]\n\n"
+)
+EVENTS = [("message", b'{"a":1}'), ("delta", b"line one\nline two"), ("message", b""), ("message", b"[DONE]")]
+
+
+def test_sse_whole() -> None:
+    d = SSEDecoder()
+    assert d.feed(STREAM) == EVENTS and not d.end()
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 16])
+def test_sse_in_pieces(size: int) -> None:
+    """Events come out the same however the bytes are split, CRLF and CR
+    line ends included."""
+    d = SSEDecoder()
+    got = []
+    for i in range(0, len(STREAM), size):
+        got += d.feed(STREAM[i : i + size])
+    assert got == EVENTS and not d.end()
+
+
+def test_sse_cut_off() -> None:
+    d = SSEDecoder()
+    assert d.feed(b'data: {"a":') == []
+    assert d.end()
+
+
+def test_sse_limit() -> None:
+    d = SSEDecoder()
+    with pytest.raises(neuro.APIResponseValidationError):
+        d.feed(b"data: " + b"x" * (MAX_EVENT_BYTES + 1))
+
+
+def test_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NEURO_BASE_URL", raising=False)
+    monkeypatch.delenv("NEURO_API_KEY", raising=False)
+    c = neuro.Client()
+    assert c.base_url == "http://127.0.0.1:8080" and c.api_key is None
+    for url in ["http://h:9/v1", "http://h:9/v1/", "http://h:9/", "http://h:9"]:
+        assert neuro.Client(base_url=url).base_url == "http://h:9"
+    assert neuro.Client(base_url="https://example.com/neuro/v1").base_url == "https://example.com/neuro"
+    monkeypatch.setenv("NEURO_BASE_URL", "http://10.0.0.1:8000/v1")
+    monkeypatch.setenv("NEURO_API_KEY", "sk-env")
+    c = neuro.Client()
+    assert c.base_url == "http://10.0.0.1:8000" and c.api_key == "sk-env"
+    assert neuro.Client(api_key="sk-arg").api_key == "sk-arg"
+    for bad in ["ftp://h", "h:8080", "http://h/?x=1", "http://user:pw@h"]:
+        with pytest.raises(ValueError):
+            neuro.Client(base_url=bad)
+    with pytest.raises(ValueError):
+        neuro.Client(timeout=0)
+
+
+def test_with_options() -> None:
+    c = neuro.Client(base_url="http://h:1", api_key="k", timeout=5, default_headers={"X-A": "1"})
+    d = c.with_options(max_retries=7)
+    assert (d.base_url, d.api_key, d.timeout, d.max_retries, d.default_headers) == ("http://h:1", "k", 5, 7, {"X-A": "1"})
+    assert c.max_retries == neuro.DEFAULT_MAX_RETRIES
+
+
+def test_environment_against_a_server(mock_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import KEY
+
+    monkeypatch.setenv("NEURO_BASE_URL", mock_server.url + "/v1")
+    monkeypatch.setenv("NEURO_API_KEY", KEY)
+    with neuro.Client() as c:
+        assert "neuro-1-lite" in {m.id for m in c.models.list()}
+
+
+def test_typed_results() -> None:
+    data = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "neuro-1-lite",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}, "logprobs": None, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2, "neuromorphic": {"timesteps": 2, "spikes": 3, "synaptic_ops": 4, "energy_uj": 0.5}},
+        "system_fingerprint": "added later",
+    }
+    r = types.ChatCompletion.construct(data)
+    assert isinstance(r.choices[0], types.Choice) and isinstance(r.choices[0].message, types.ChatCompletionMessage)
+    assert isinstance(r.usage.neuromorphic, types.NeuromorphicUsage) and r.usage.neuromorphic.spikes == 3
+    assert r.choices[0].logprobs is None
+    assert r.system_fingerprint == "added later"  # type: ignore[attr-defined]
+    assert r.usage.prompt_tokens_details is None  # declared, not sent
+    assert r.to_dict() == data
+    assert types.ChatCompletion.construct(data) == r
+    assert "ChatCompletion(id='chatcmpl-1'" in repr(r)
+    t = types.Telemetry.construct({"by_model": {"m": {"requests": {"total": 1, "errors": 0, "by_endpoint": {}}}}})
+    assert isinstance(t.by_model["m"], types.TelemetryGroup) and t.by_model["m"].requests.total == 1
+
+
+def test_encode_json() -> None:
+    assert encode_json({"a": [1, 2.5], "b": None}) == b'{"a":[1,2.5],"b":null}'
+    with pytest.raises(ValueError):
+        encode_json({"x": float("inf")})
+    with pytest.raises(TypeError):
+        encode_json({"x": object()})
+    np = pytest.importorskip("numpy")
+    x = np.array([[0.1, 2]], dtype=np.float32)
+    assert encode_json({"x": x, "n": np.int64(3), "f": np.float32(0.5)}) == b'{"x":[[0.10000000149011612,2.0]],"n":3,"f":0.5}'
+
+
+def test_read_network(tmp_path) -> None:
+    p = tmp_path / "net.onnx"
+    p.write_bytes(b"onnx bytes")
+    assert read_network(str(p), None) == (b"onnx bytes", "onnx")
+    assert read_network(p, "nir") == (b"onnx bytes", "nir")
+    with open(p, "rb") as f:
+        assert read_network(f, None) == (b"onnx bytes", "onnx")
+    assert read_network(b"raw", None) == (b"raw", "pytorch")
+    with open(p) as f, pytest.raises(TypeError, match="text mode"):
+        read_network(f, None)
+    with pytest.raises(TypeError):
+        read_network(42, None)
+
+
+@pytest.mark.parametrize(
+    "value,want",
+    [("1", 1.0), (" 2 ", 2.0), ("0.5", 0.5), ("-1", None), ("soon", None), ("", None), (None, None)],
+)
+def test_retry_after(value, want) -> None:
+    assert parse_retry_after(value) == want
+
+
+def test_retry_after_date() -> None:
+    import email.utils
+    import time
+
+    v = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 < parse_retry_after(v) <= 31
