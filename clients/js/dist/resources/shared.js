@@ -1,0 +1,2 @@
+/** Types that several resources share. */
+export {};

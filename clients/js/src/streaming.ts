@@ -1,0 +1,199 @@
+import { APIConnectionError, APIUserAbortError, NeuroError, errorFromResponse } from './errors.js';
+
+/** One server-sent event: its `event` field (empty when absent) and its data lines joined by newlines. */
+export interface ServerSentEvent {
+  event: string;
+  data: string;
+}
+
+/** Bounds one event and one line, so that a broken server cannot make the client buffer without limit. */
+const maxEventChars = 8 << 20;
+
+/**
+ * SSEDecoder parses the text/event-stream format (WHATWG HTML, "server-sent
+ * events") incrementally: feed it text as it arrives and it returns the
+ * events completed so far. Lines end with \n, \r\n or \r, also when the
+ * two characters of \r\n arrive in different pieces; comments and the
+ * `id` and `retry` fields are skipped.
+ */
+export class SSEDecoder {
+  private buf = '';
+  private skipLF = false; // the last piece ended with \r: a \n first in the next one ends nothing
+  private data: string[] = [];
+  private dataChars = 0;
+  private event = '';
+
+  /** Feeds text; returns the events it completed. */
+  push(text: string): ServerSentEvent[] {
+    const out: ServerSentEvent[] = [];
+    if (this.skipLF && text.startsWith('\n')) text = text.slice(1);
+    this.skipLF = false;
+    let buf = this.buf + text;
+    let start = 0;
+    for (;;) {
+      const lf = buf.indexOf('\n', start);
+      const cr = buf.indexOf('\r', start);
+      let end: number;
+      let next: number;
+      if (cr >= 0 && (lf < 0 || cr < lf)) {
+        end = cr;
+        if (cr + 1 === buf.length) {
+          this.skipLF = true;
+          next = cr + 1;
+        } else {
+          next = buf[cr + 1] === '\n' ? cr + 2 : cr + 1;
+        }
+      } else if (lf >= 0) {
+        end = lf;
+        next = lf + 1;
+      } else {
+        break;
+      }
+      const ev = this.line(buf.slice(start, end));
+      if (ev) out.push(ev);
+      start = next;
+    }
+    buf = buf.slice(start);
+    if (buf.length > maxEventChars) throw new APIConnectionError(`event stream line longer than ${maxEventChars} characters`);
+    this.buf = buf;
+    return out;
+  }
+
+  /** Ends the input; returns true when an unfinished event or line was left (the stream was cut off). */
+  end(): boolean {
+    return this.buf !== '' || this.data.length > 0;
+  }
+
+  private line(line: string): ServerSentEvent | undefined {
+    if (line === '') {
+      if (this.data.length === 0) {
+        this.event = '';
+        return undefined;
+      }
+      const ev = { event: this.event, data: this.data.join('\n') };
+      this.data = [];
+      this.dataChars = 0;
+      this.event = '';
+      return ev;
+    }
+    if (line.charCodeAt(0) === 58 /* : */) return undefined; // a comment
+    const colon = line.indexOf(':');
+    let field = line;
+    let value = '';
+    if (colon >= 0) {
+      field = line.slice(0, colon);
+      value = line.charCodeAt(colon + 1) === 32 /* space */ ? line.slice(colon + 2) : line.slice(colon + 1);
+    }
+    if (field === 'data') {
+      this.dataChars += value.length;
+      if (this.dataChars > maxEventChars) throw new APIConnectionError(`event larger than ${maxEventChars} characters`);
+      this.data.push(value);
+    } else if (field === 'event') {
+      this.event = value;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Reads what follows [DONE] (normally nothing: the response ends there), so
+ * that the connection can serve the next request; false when more than a
+ * little follows, and the connection is to be closed instead.
+ */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<boolean> {
+  let bytes = 0;
+  for (;;) {
+    const r = await reader.read().catch(() => undefined);
+    if (!r) return false;
+    if (r.done) return true;
+    bytes += r.value.byteLength;
+    if (bytes > 64 << 10) return false;
+  }
+}
+
+/**
+ * A streamed answer: an async iterable of its chunks, to be consumed once
+ * with `for await`. Breaking out of the loop (or an error in it) closes the
+ * connection, and the server stops generating. `controller.abort()` does
+ * the same from elsewhere.
+ *
+ * The stream ends after `data: [DONE]`. An error event from the server is
+ * thrown as its NeuroError kind (with no `status`); a connection that ends
+ * before `[DONE]` throws an APIConnectionError.
+ */
+export class Stream<T> implements AsyncIterable<T> {
+  /** The HTTP response whose body is being read. */
+  readonly response: Response;
+  /** Aborting it closes the connection. */
+  readonly controller: AbortController;
+  private consumed = false;
+  private readonly release: (() => void) | undefined;
+
+  /** release, when given, is called once the stream has ended (or was left). */
+  constructor(response: Response, controller: AbortController, release?: () => void) {
+    this.response = response;
+    this.controller = controller;
+    this.release = release;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    if (this.consumed) throw new Error('neuro: a Stream can be iterated only once');
+    this.consumed = true;
+    const body = this.response.body;
+    if (!body) throw new APIConnectionError('the response has no body');
+    const reader = body.getReader();
+    const text = new TextDecoder();
+    const sse = new SSEDecoder();
+    let done = false;
+    try {
+      for (;;) {
+        let r: ReadableStreamReadResult<Uint8Array>;
+        try {
+          r = await reader.read();
+        } catch (err) {
+          throw this.readError(err);
+        }
+        const events = sse.push(r.done ? text.decode() : text.decode(r.value, { stream: true }));
+        for (const ev of events) {
+          if (ev.data === '[DONE]') {
+            done = await drain(reader);
+            return;
+          }
+          yield this.decode(ev.data);
+        }
+        if (r.done) {
+          throw new APIConnectionError(`the stream ended before [DONE]${sse.end() ? ' (in the middle of an event)' : ''}`, {
+            headers: this.response.headers,
+          });
+        }
+      }
+    } finally {
+      if (!done) {
+        // Left early (break, return, an error): close the connection.
+        this.controller.abort();
+        reader.cancel().catch(() => {});
+      }
+      this.release?.();
+    }
+  }
+
+  private decode(data: string): T {
+    let v: unknown;
+    try {
+      v = JSON.parse(data);
+    } catch (err) {
+      throw new NeuroError(`an event that is not JSON: ${data.slice(0, 200)}`, { headers: this.response.headers, cause: err });
+    }
+    // A chunk never has an "error" key: an event that has one is the server's last word.
+    if (typeof v === 'object' && v !== null && 'error' in v && (v as { error: unknown }).error) {
+      throw errorFromResponse(undefined, v, this.response.headers);
+    }
+    return v as T;
+  }
+
+  private readError(err: unknown): NeuroError {
+    if (err instanceof NeuroError) return err;
+    if (this.controller.signal.aborted) return new APIUserAbortError(undefined, { cause: err });
+    return new APIConnectionError('the connection ended in the middle of the stream', { headers: this.response.headers, cause: err });
+  }
+}
