@@ -118,9 +118,32 @@ func TestCluster(t *testing.T) {
 		if res.Deployment != "chat-a" || res.Usage != direct.Usage {
 			t.Fatalf("routed result %s %+v, direct %+v", res.Deployment, res.Usage, direct.Usage)
 		}
-		// Prepare is routed too, and refuses what the serving node would.
-		if _, ids, err := b.node.Prepare(chatRequest("chat-a")); err != nil || len(ids) == 0 {
-			t.Fatalf("Prepare: %d ids, %v", len(ids), err)
+		// The prompt-token limit travels with the request: the serving
+		// node refuses a longer prompt. (Another caller's, so that the
+		// totals below count owner's requests alone.)
+		long := chatRequest("chat-a")
+		long.MaxPromptTokens, long.Principal = 1, "carol"
+		if _, err := b.node.Generate(ctx, long, nil); !errors.Is(err, runtime.ErrContextLength) || !strings.HasSuffix(err.Error(), "the limit is 1") {
+			t.Fatalf("a prompt over MaxPromptTokens routed: %v, want ErrContextLength", err)
+		}
+		// Several prompts are one call, answered as on the serving node.
+		multi := chatRequest("chat-a")
+		multi.Messages, multi.Prompts, multi.N, multi.Principal = nil, []string{"Once upon a time", "The"}, 2, "carol"
+		routed, err := b.node.Generate(ctx, multi, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err = a.rt.Generate(ctx, multi, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(routed.Choices) != 4 || len(routed.Prompts) != 2 || routed.Usage != direct.Usage {
+			t.Fatalf("routed %d choices, %d prompts, usage %+v; direct usage %+v", len(routed.Choices), len(routed.Prompts), routed.Usage, direct.Usage)
+		}
+		for i, ch := range routed.Choices {
+			if ch.Index != i || ch.Text != direct.Choices[i].Text {
+				t.Fatalf("routed choice %d: %d %q, direct %q", i, ch.Index, ch.Text, direct.Choices[i].Text)
+			}
 		}
 		bad := chatRequest("chat-a")
 		bad.Sampling.Temperature = 5

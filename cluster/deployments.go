@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -18,6 +19,33 @@ func (n *Node) Model(id string) (*runtime.Model, error) { return n.rt.Model(id) 
 
 // Models lists the models, sorted by ID.
 func (n *Node) Models() []*runtime.Model { return n.rt.Models() }
+
+// ModelInfo describes a model as this node's runtime does (every node
+// registers every model, so the size and the devices that fit it are
+// the same on all of them), with the devices of its ready deployments
+// anywhere in the cluster.
+func (n *Node) ModelInfo(id string) (runtime.ModelInfo, error) {
+	info, err := n.rt.ModelInfo(id)
+	if err != nil {
+		return info, err
+	}
+	m, err := n.rt.Model(id)
+	if err != nil {
+		return info, err
+	}
+	for _, d := range n.DeploymentInfos() {
+		if d.Model != nil && d.Model.ID == m.ID && d.Status == runtime.StatusReady && !slices.Contains(info.Devices, d.Device.Name) {
+			info.Devices = append(info.Devices, d.Device.Name)
+		}
+	}
+	slices.Sort(info.Devices)
+	return info, nil
+}
+
+// Devices lists the devices this node's program linked (its runtime's),
+// which a deployment may name; whether a member offers the device is
+// checked when the deployment is placed.
+func (n *Node) Devices() []string { return n.rt.Devices() }
 
 // CreateDeployment records a deployment as desired state in the cluster
 // and waits up to wait for a node to claim and load it: on the node
@@ -33,6 +61,12 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 	}
 	if ds.ID == "" {
 		return runtime.DeploymentInfo{}, &runtime.ParamError{Param: "id", Msg: "the deployment needs an ID"}
+	}
+	// The device's configuration (Precision among it) travels as its
+	// options; a bad one is refused here, not by the node that claims it.
+	cfg, err := ds.DeviceConfig()
+	if err != nil {
+		return runtime.DeploymentInfo{}, err
 	}
 	m, err := n.rt.Model(ds.Model)
 	if err != nil {
@@ -54,7 +88,7 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 		ds.Replicas = 1
 	}
 	s := spec{ID: ds.ID, Model: m.ID, Device: ds.Device, MaxBatch: ds.MaxBatch, Replicas: ds.Replicas, Owner: ds.Owner, Node: ds.Node, Created: time.Now(),
-		Options: ds.Config.Options}
+		Options: cfg.Options}
 	if err := n.checkPlacement(s); err != nil {
 		return runtime.DeploymentInfo{}, err
 	}

@@ -76,22 +76,6 @@ func (n *Node) Generate(ctx context.Context, req *runtime.Request, fn func(runti
 	return rep.Result, nil
 }
 
-// Prepare validates a request and encodes its prompt where it would
-// run. For a deployment on another node the *runtime.Deployment is nil.
-func (n *Node) Prepare(req *runtime.Request) (*runtime.Deployment, []int, error) {
-	subj, remote := n.route(req.Deployment, req.Model)
-	if !remote {
-		return n.rt.Prepare(req)
-	}
-	ctx, cancel := context.WithTimeout(n.ctx, acceptTimeout)
-	defer cancel()
-	rep, err := n.call(ctx, subj, &call{Kind: "prep", Gen: req}, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	return nil, rep.Prompt, nil
-}
-
 // Run runs samples on a network's deployment, here or where it runs.
 func (n *Node) Run(ctx context.Context, req *runtime.RunRequest) (*runtime.RunResult, error) {
 	subj, remote := n.route(req.Deployment, "")
@@ -278,8 +262,6 @@ func (n *Node) run(m *nats.Msg, c *call) {
 			}
 		}
 		r.Result, err = n.rt.Generate(ctx, c.Gen, fn)
-	case "prep":
-		_, r.Prompt, err = n.rt.Prepare(c.Gen)
 	case "run":
 		r.Run, err = n.rt.Run(ctx, c.Run)
 	default:

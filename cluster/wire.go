@@ -19,7 +19,7 @@ import (
 
 // call is a request for a deployment another node serves.
 type call struct {
-	Kind  string              `json:"kind"` // "gen", "prep" or "run"
+	Kind  string              `json:"kind"` // "gen" or "run"
 	Inbox string              `json:"inbox"`
 	Gen   *runtime.Request    `json:"gen,omitempty"`
 	Run   *runtime.RunRequest `json:"run,omitempty"`
@@ -38,7 +38,6 @@ type reply struct {
 	Event  *runtime.Event     `json:"ev,omitempty"`
 	Result *runtime.Result    `json:"res,omitempty"`
 	Run    *runtime.RunResult `json:"run,omitempty"`
-	Prompt []int              `json:"prompt,omitempty"`
 	Err    *wireErr           `json:"err,omitempty"`
 	// Done marks the last message of a call.
 	Done bool `json:"done,omitempty"`

@@ -20,25 +20,31 @@ type Backend interface {
 	// runtime.ErrModelNotFound.
 	Model(id string) (*runtime.Model, error)
 	Models() []*runtime.Model
+	// ModelInfo describes a model's network: its size and the devices
+	// that hold it. An unknown model wraps runtime.ErrModelNotFound.
+	ModelInfo(id string) (runtime.ModelInfo, error)
 	// DeploymentInfo reports a deployment; an unknown one wraps
 	// runtime.ErrDeploymentNotFound. Reports are values, so that a
 	// backend can describe deployments that run elsewhere.
 	DeploymentInfo(id string) (runtime.DeploymentInfo, error)
 	DeploymentInfos() []runtime.DeploymentInfo
-	// Prepare validates a generation request and encodes its prompt,
-	// refusing what Generate would refuse.
-	Prepare(req *runtime.Request) (*runtime.Deployment, []int, error)
 	// Generate runs a request, calling fn with each event; it records
-	// the request in Telemetry.
+	// the request in Telemetry. A request it refuses (a bad field, a
+	// prompt over Request.MaxPromptTokens, a full queue) is refused
+	// before the first event, so that the refusal can still be an HTTP
+	// error.
 	Generate(ctx context.Context, req *runtime.Request, fn func(runtime.Event) error) (*runtime.Result, error)
 	// Compile imports, compiles and stores a network for its owner;
 	// DeleteNetwork deletes one.
 	Compile(ctx context.Context, req *runtime.CompileRequest) (*runtime.Network, error)
 	DeleteNetwork(id, owner string) error
+	// Devices lists the devices a deployment may name.
+	Devices() []string
 	// CreateDeployment places a model on a device and waits up to wait
 	// for the load (a failure then is its error; a longer load is
 	// reported loading); Undeploy deletes an owner's deployment once its
-	// work is done.
+	// work is done. A spec the device refuses (its precision) is a
+	// *runtime.ParamError naming the field.
 	CreateDeployment(ctx context.Context, spec runtime.DeploymentSpec, wait time.Duration) (runtime.DeploymentInfo, error)
 	Undeploy(id, owner string) error
 	// Run runs samples on a network's deployment; it records the run in

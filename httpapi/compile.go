@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -23,10 +22,10 @@ type compiledNetwork struct {
 	Created   int64                 `json:"created"`
 	Name      string                `json:"name"`
 	Status    string                `json:"status"`
-	Source    compile.Source        `json:"source"`
-	Network   compile.NetworkReport `json:"network"`
-	Target    compile.TargetReport  `json:"target"`
-	Estimates compile.Estimates     `json:"estimates"`
+	Source    runtime.Source        `json:"source"`
+	Network   runtime.NetworkReport `json:"network"`
+	Target    runtime.TargetReport  `json:"target"`
+	Estimates runtime.Estimates     `json:"estimates"`
 	Warnings  []string              `json:"warnings"`
 	OwnedBy   string                `json:"owned_by"`
 }
@@ -205,9 +204,9 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*compi
 // malformed one, or one over the import limits, is 400.
 func importError(err error) *Error {
 	switch {
-	case errors.Is(err, compile.ErrForbidden):
+	case errors.Is(err, runtime.ErrForbidden):
 		return invalid("model_file", "forbidden_content", "refused: %s", err.Error())
-	case errors.Is(err, compile.ErrUnsupported) && !errors.Is(err, compile.ErrLimit):
+	case errors.Is(err, runtime.ErrUnsupported) && !errors.Is(err, runtime.ErrLimit):
 		e := toError(err)
 		if e.Status != http.StatusUnprocessableEntity {
 			e = &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "unsupported_model", Message: err.Error()}
@@ -221,8 +220,8 @@ func importError(err error) *Error {
 
 // parseCompileOptions reads options into the compiler's and the
 // importer's options, and the sequences options.ranges calibrates on.
-func parseCompileOptions(raw json.RawMessage) (*compile.Options, *compile.ImportOptions, [][][]float32, *Error) {
-	opts, iopts := &compile.Options{}, &compile.ImportOptions{}
+func parseCompileOptions(raw json.RawMessage) (*runtime.CompileOptions, *runtime.ImportOptions, [][][]float32, *Error) {
+	opts, iopts := &runtime.CompileOptions{}, &runtime.ImportOptions{}
 	if absent(raw) {
 		return opts, iopts, nil, nil
 	}
@@ -236,7 +235,7 @@ func parseCompileOptions(raw json.RawMessage) (*compile.Options, *compile.Import
 		return nil, nil, nil, e
 	}
 	if !absent(ro.Layers) {
-		var layers []compile.LayerSpec
+		var layers []runtime.LayerSpec
 		if ro.Layers[0] != '[' || json.Unmarshal(ro.Layers, &layers) != nil {
 			return nil, nil, nil, invalid("options.layers", "invalid_type",
 				`options.layers must be an array of {"name", "kind", "params", "shape"}, as the Go importer's compile.LayerSpec`)
@@ -264,9 +263,9 @@ func parseCompileOptions(raw json.RawMessage) (*compile.Options, *compile.Import
 	return copts, iopts, ranges, nil
 }
 
-func parseConversion(raw json.RawMessage) (*compile.Options, compile.ConversionOptions, *Error) {
-	opts := &compile.Options{}
-	var conv compile.ConversionOptions
+func parseConversion(raw json.RawMessage) (*runtime.CompileOptions, runtime.ConversionOptions, *Error) {
+	opts := &runtime.CompileOptions{}
+	var conv runtime.ConversionOptions
 	if raw[0] != '{' {
 		return nil, conv, invalid("options", "invalid_type", "options must be an object, not %s", kindOf(raw))
 	}

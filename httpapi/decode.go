@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
@@ -201,7 +202,8 @@ func parseInt(raw json.RawMessage, param string, lo, hi int64) (v int64, set boo
 	return v, true, nil
 }
 
-// parseStop accepts a string or an array of at most 4 non-empty strings.
+// parseStop accepts a string or an array of at most runtime.MaxStops
+// non-empty strings.
 func parseStop(raw json.RawMessage) ([]string, *Error) {
 	if absent(raw) {
 		return nil, nil
@@ -218,8 +220,8 @@ func parseStop(raw json.RawMessage) ([]string, *Error) {
 		if err := json.Unmarshal(raw, &stops); err != nil {
 			return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings")
 		}
-		if len(stops) > 4 {
-			return nil, invalid("stop", "invalid_value", "stop: %d sequences, at most 4", len(stops))
+		if len(stops) > runtime.MaxStops {
+			return nil, invalid("stop", "invalid_value", "stop: %d sequences, at most %d", len(stops), runtime.MaxStops)
 		}
 	default:
 		return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings, not %s", kindOf(raw))
@@ -232,7 +234,8 @@ func parseStop(raw json.RawMessage) ([]string, *Error) {
 	return stops, nil
 }
 
-// parseLogitBias accepts {"token id": bias in [-100, 100]}.
+// parseLogitBias accepts {"token id": bias in [-runtime.MaxLogitBias,
+// runtime.MaxLogitBias]}.
 func parseLogitBias(raw json.RawMessage) (map[int]float64, *Error) {
 	if absent(raw) {
 		return nil, nil
@@ -250,7 +253,7 @@ func parseLogitBias(raw json.RawMessage) (map[int]float64, *Error) {
 		if err != nil || id < 0 {
 			return nil, invalid("logit_bias", "invalid_value", "logit_bias: key %q is not a token id", k)
 		}
-		b, e := parseNumber(v, "logit_bias", -100, 100, 0)
+		b, e := parseNumber(v, "logit_bias", -runtime.MaxLogitBias, runtime.MaxLogitBias, 0)
 		if e != nil {
 			return nil, e
 		}

@@ -16,6 +16,15 @@
 // compile/onnx, compile/nir), and /metrics exists when Options.Metrics is
 // set (httpapi/prom serves Prometheus' format).
 //
+// The package maps HTTP and JSON to the runtime's types and back, and
+// imports no compiler, simulator or device package: what a model's
+// network is and which devices hold it (Backend.ModelInfo), which devices
+// exist (Backend.Devices), a deployment's precision
+// (runtime.DeploymentSpec.Precision), a prompt's tokens and their limit
+// (runtime.Request.MaxPromptTokens) and the bounds of sampling
+// (runtime.MaxTemperature and the rest) are the backend's, which the
+// server reports.
+//
 // Every /v1 route needs "Authorization: Bearer <key>"; a KeyStore maps
 // keys to principals, and a principal scopes telemetry, rate limits and
 // compiled networks. Errors are always {"error":{"message","type","param",
@@ -46,4 +55,7 @@
 //     query string is refused.
 //   - The server holds no global state: two servers in one process share
 //     nothing.
+//   - A completion is one Generate call to the backend, whatever its
+//     prompts, which encodes each prompt once; a refusal comes before
+//     the stream's first event, so it is an HTTP error.
 package httpapi

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -106,8 +105,8 @@ func appendNullString(b []byte, s string) []byte {
 func toError(err error) *Error {
 	var ae *Error
 	var pe *runtime.ParamError
-	var ue *compile.UnsupportedError
-	var fe *compile.FitError
+	var ue *runtime.UnsupportedError
+	var fe *runtime.FitError
 	switch {
 	case errors.As(err, &ae):
 		return ae
@@ -139,7 +138,7 @@ func toError(err error) *Error {
 	case errors.As(err, &fe):
 		return &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "unsupported_model",
 			Message: fmt.Sprintf("node %q does not fit %s: %s needs %d, has %d", fe.Node, fe.Target, fe.Limit, fe.Need, fe.Have)}
-	case errors.Is(err, compile.ErrUnsupported):
+	case errors.Is(err, runtime.ErrUnsupported):
 		return &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "unsupported_model", Message: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "timeout", Message: "the request took too long", RetryAfter: time.Second}

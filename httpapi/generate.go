@@ -63,55 +63,46 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 		return
 	}
 	model := m.ID
-	reqs := make([]*runtime.Request, 0, max(1, len(g.prompts)))
-	base := runtime.Request{
+	req := &runtime.Request{
 		Model: model, Deployment: deployment, Messages: g.messages,
 		Sampling: runtime.Sampling{Temperature: g.temperature, TopP: g.topP, PresencePenalty: g.presence,
 			FrequencyPenalty: g.frequency, LogitBias: g.logitBias, Seed: g.seed},
-		MaxTokens: g.maxTokens, EchoOnly: g.maxSet && g.maxTokens == 0, Stop: g.stop, N: g.n,
+		MaxTokens: g.maxTokens, EchoOnly: g.maxSet && g.maxTokens == 0, Stop: g.stop, N: g.n, MaxPromptTokens: s.opts.MaxPromptTokens,
 		Logprobs: g.logprobs, TopLogprobs: g.topLogprobs, Echo: g.echo, Activity: g.activity,
 		Principal: ri.principal, Endpoint: ri.endpoint,
 	}
 	if !g.maxSet {
-		base.MaxTokens = s.opts.MaxTokens
+		req.MaxTokens = s.opts.MaxTokens
 	}
-	if chat {
-		reqs = append(reqs, &base)
-	} else {
-		for _, p := range g.prompts {
-			req := base
-			req.Prompt = p
-			reqs = append(reqs, &req)
-		}
-	}
-	if e := s.checkPromptLength(reqs, chat); e != nil {
-		s.fail(w, r, model, e)
-		return
+	// Several prompts are one request: the backend steps their sequences
+	// together.
+	switch {
+	case chat:
+	case len(g.prompts) == 1:
+		req.Prompt = g.prompts[0]
+	default:
+		req.Prompts = g.prompts
 	}
 	ri.recorded = true // the backend records generations
 	if g.stream {
-		s.stream(w, r, g, m, reqs)
+		s.stream(w, r, g, m, req)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 	defer cancel()
-	results := make([]*runtime.Result, len(reqs))
-	for i, req := range reqs {
-		res, err := s.be.Generate(ctx, req, nil)
-		if err != nil {
-			if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-				return // the client has gone; nobody reads an answer
-			}
-			writeError(w, s.genError(err, chat))
-			return
+	res, err := s.be.Generate(ctx, req, nil)
+	if err != nil {
+		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+			return // the client has gone; nobody reads an answer
 		}
-		s.observe(res)
-		results[i] = res
+		writeError(w, s.genError(err, chat))
+		return
 	}
+	s.observe(res)
 	if chat {
-		writeJSON(w, http.StatusOK, chatResponse(newID("chatcmpl-"), s.opts.Now().Unix(), model, g, results[0]))
+		writeJSON(w, http.StatusOK, chatResponse(newID("chatcmpl-"), s.opts.Now().Unix(), model, g, res))
 	} else {
-		writeJSON(w, http.StatusOK, completionResponse(newID("cmpl-"), s.opts.Now().Unix(), model, g, results, m.Tokenizer))
+		writeJSON(w, http.StatusOK, completionResponse(newID("cmpl-"), s.opts.Now().Unix(), model, g, res, m.Tokenizer))
 	}
 }
 
@@ -164,33 +155,6 @@ func (s *Server) resolveGenModel(model, deployment, principal string) (*runtime.
 
 func notLanguageModel(id string) error {
 	return fmt.Errorf("%w: %s is a compiled network", runtime.ErrNotLanguageModel, id)
-}
-
-// checkPromptLength refuses prompts over MaxPromptTokens. A prompt of
-// fewer bytes than the limit cannot hold more tokens, so most requests
-// skip the encoding.
-func (s *Server) checkPromptLength(reqs []*runtime.Request, chat bool) *Error {
-	for _, req := range reqs {
-		n := len(req.Prompt)
-		for _, m := range req.Messages {
-			n += len(m.Content) + 16 // the template's tokens per turn
-		}
-		if n <= s.opts.MaxPromptTokens {
-			continue
-		}
-		_, ids, err := s.be.Prepare(req)
-		if err != nil {
-			return s.genError(err, chat)
-		}
-		if len(ids) > s.opts.MaxPromptTokens {
-			param := "messages"
-			if !chat {
-				param = "prompt"
-			}
-			return invalid(param, "context_length_exceeded", "the prompt has %d tokens, the limit is %d", len(ids), s.opts.MaxPromptTokens)
-		}
-	}
-	return nil
 }
 
 // observe counts a finished generation in the metrics.

@@ -108,7 +108,7 @@ func newMockRuntime(t testing.TB) *runtime.Runtime {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec := runtime.DeploymentSpec{ID: id + "-" + dev, Model: id, Dev: mock.New(base, &mock.Options{Tokenizer: testTokenizer(t)})}
+			spec := runtime.DeploymentSpec{ID: id + "-" + dev, Model: id, Dev: mock.New(base, &mock.Options{Tokens: runtime.MockTokens(testTokenizer(t))})}
 			if _, err := rt.Deploy(context.Background(), spec); err != nil {
 				t.Fatal(err)
 			}

@@ -3,14 +3,9 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"sort"
-	"sync"
 
-	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime"
-	"github.com/neuro-go/neuro/runtime/hal"
-	"github.com/neuro-go/neuro/snn"
 )
 
 type modelRecord struct {
@@ -79,18 +74,22 @@ func (s *Server) record(m *runtime.Model) *modelRecord {
 	}
 	lm := m.IsLanguageModel()
 	rec.Capabilities = capabilities{Chat: lm, Completions: lm, Streaming: lm, Logprobs: lm}
-	ni := *s.infos.get(m)
-	// The devices it runs on now count too: a chip that holds it only
-	// after a compile pass (neuro-1-lite folded for loihi) fails the plain
-	// partition check.
-	ni.Devices = slices.Clone(ni.Devices)
-	for _, d := range s.be.DeploymentInfos() {
-		if d.Model == m && d.Status == runtime.StatusReady && !slices.Contains(ni.Devices, d.Device.Name) {
-			ni.Devices = append(ni.Devices, d.Device.Name)
+	ni := &neuroInfo{Context: contextInfo{Handling: "recurrent spiking state (constant memory per sequence)", Length: m.ContextLength()}, Devices: []string{}}
+	if lm {
+		ni.TimestepsPerToken = m.Program.Timesteps
+	} else {
+		ni.TimestepsPerSample = m.Program.Timesteps
+		ni.Context.Handling = "none (one sample at a time)"
+	}
+	// An error is a model deleted since it was listed: it is described
+	// without its network.
+	if mi, err := s.be.ModelInfo(m.ID); err == nil {
+		ni.Neurons, ni.Synapses, ni.Layers, ni.Parameters = mi.Neurons, mi.Synapses, mi.Layers, mi.Parameters
+		if mi.Devices != nil {
+			ni.Devices = mi.Devices
 		}
 	}
-	slices.Sort(ni.Devices)
-	rec.Neuromorphic = &ni
+	rec.Neuromorphic = ni
 	return rec
 }
 
@@ -113,75 +112,6 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.record(m))
-}
-
-// modelInfos caches each model's neuromorphic description: counting and
-// trying every device is done once per model.
-type modelInfos struct {
-	mu sync.Mutex
-	m  map[*runtime.Model]*neuroInfo
-}
-
-func newModelInfos() *modelInfos { return &modelInfos{m: map[*runtime.Model]*neuroInfo{}} }
-
-func (c *modelInfos) get(m *runtime.Model) *neuroInfo {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ni, ok := c.m[m]; ok {
-		return ni
-	}
-	ni := describe(m)
-	c.m[m] = ni
-	return ni
-}
-
-var nirKinds = []snn.Kind{"Input", "Output", "Affine", "Linear", "Scale", "Conv1d", "Conv2d", "Flatten", "SumPool2d", "AvgPool2d",
-	"Delay", "Threshold", "I", "IF", "LI", "LIF", "CubaLI", "CubaLIF"}
-
-func describe(m *runtime.Model) *neuroInfo {
-	p := m.Program
-	ni := &neuroInfo{Context: contextInfo{Handling: "recurrent spiking state (constant memory per sequence)", Length: m.ContextLength()}, Devices: []string{}}
-	if m.IsLanguageModel() {
-		ni.TimestepsPerToken = p.Timesteps
-	} else {
-		ni.TimestepsPerSample = p.Timesteps
-		ni.Context.Handling = "none (one sample at a time)"
-	}
-	if _, rep, err := compile.Compile(p.Graph, &compile.Options{Name: p.Name, Timesteps: max(p.Timesteps, 1), Dt: p.Dt}); err == nil {
-		ni.Neurons, ni.Synapses, ni.Layers, ni.Parameters = rep.Network.Neurons, rep.Network.Synapses, rep.Network.Layers, rep.Network.Parameters
-	}
-	if m.Card.Neurons > 0 {
-		ni.Neurons = m.Card.Neurons
-	}
-	if m.Card.Synapses > 0 {
-		ni.Synapses = m.Card.Synapses
-	}
-	if m.Card.Parameters > 0 {
-		ni.Parameters = m.Card.Parameters
-	}
-	for _, name := range hal.Devices() {
-		dev, err := hal.Open(name, hal.Config{})
-		if err != nil {
-			continue
-		}
-		t := dev.Capabilities().Target
-		fits := true
-		for _, k := range nirKinds {
-			if !t.Supports(k) && len(p.Graph.NamesOfKind(k)) > 0 {
-				fits = false
-				break
-			}
-		}
-		if fits {
-			if _, err := compile.Partition(p.Graph, &t); err != nil {
-				fits = false
-			}
-		}
-		if fits {
-			ni.Devices = append(ni.Devices, name)
-		}
-	}
-	return ni
 }
 
 type deploymentRecord struct {

@@ -38,8 +38,9 @@ type Options struct {
 	// MaxCompileBytes bounds the decoded file of a /v1/compile upload; the
 	// base64 text may be 4/3 of it. Default 32 MiB.
 	MaxCompileBytes int64
-	// MaxPromptTokens bounds a prompt (after the chat template). Default
-	// 8192.
+	// MaxPromptTokens bounds a prompt, each of a completion's prompts
+	// (after the chat template): the backend refuses a longer one
+	// (runtime.Request.MaxPromptTokens). Default 8192.
 	MaxPromptTokens int
 	// MaxTokens bounds max_tokens. Default 4096. A request without
 	// max_tokens generates until the model stops, the context ends, or

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 
+	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
@@ -89,16 +90,16 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 			return nil, e
 		}
 	}
-	if g.temperature, e = parseNumber(raw.Temperature, "temperature", 0, 2, 1); e != nil {
+	if g.temperature, e = parseNumber(raw.Temperature, "temperature", 0, runtime.MaxTemperature, 1); e != nil {
 		return nil, e
 	}
-	if g.topP, e = parseNumber(raw.TopP, "top_p", 0, 1, 1); e != nil {
+	if g.topP, e = parseNumber(raw.TopP, "top_p", 0, runtime.MaxTopP, 1); e != nil {
 		return nil, e
 	}
-	if g.presence, e = parseNumber(raw.PresencePenalty, "presence_penalty", -2, 2, 0); e != nil {
+	if g.presence, e = parseNumber(raw.PresencePenalty, "presence_penalty", -runtime.MaxPenalty, runtime.MaxPenalty, 0); e != nil {
 		return nil, e
 	}
-	if g.frequency, e = parseNumber(raw.FrequencyPenalty, "frequency_penalty", -2, 2, 0); e != nil {
+	if g.frequency, e = parseNumber(raw.FrequencyPenalty, "frequency_penalty", -runtime.MaxPenalty, runtime.MaxPenalty, 0); e != nil {
 		return nil, e
 	}
 	// max_tokens >= 1 for chat; a text completion may ask for 0 tokens
@@ -156,7 +157,7 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 			return nil, invalid("neuro.activity", "invalid_value", "neuro.activity is sent on stream chunks: it needs stream: true")
 		}
 	}
-	n, nSet, e := parseInt(raw.N, "n", 1, 8)
+	n, nSet, e := parseInt(raw.N, "n", 1, runtime.MaxChoices)
 	if e != nil {
 		return nil, e
 	}
@@ -179,7 +180,7 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 		if g.logprobs, e = parseBool(raw.Logprobs, "logprobs"); e != nil {
 			return nil, e
 		}
-		top, topSet, e := parseInt(raw.TopLogprobs, "top_logprobs", 0, 20)
+		top, topSet, e := parseInt(raw.TopLogprobs, "top_logprobs", 0, runtime.MaxTopLogprobs)
 		if e != nil {
 			return nil, e
 		}

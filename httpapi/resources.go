@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/neuro-go/neuro/runtime"
-	"github.com/neuro-go/neuro/runtime/hal"
 )
 
 // ownerSystem is the owned_by of the program's own deployments.
@@ -107,8 +106,8 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 	if device == "" {
 		device = "cpu"
 	}
-	if !slices.Contains(hal.Devices(), device) {
-		return spec, invalid("device", "invalid_value", "device %q is not a device of this server (have %s)", device, strings.Join(hal.Devices(), ", "))
+	if devices := s.be.Devices(); !slices.Contains(devices, device) {
+		return spec, invalid("device", "invalid_value", "device %q is not a device of this server (have %s)", device, strings.Join(devices, ", "))
 	}
 	id, e := parseString(raw.ID, "id")
 	if e != nil {
@@ -134,20 +133,12 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 	if _, cluster := s.be.(NodeLister); node != "" && !cluster {
 		return spec, invalid("node", "invalid_value", "this server is not in a cluster: it has no node %q", node)
 	}
-	spec = runtime.DeploymentSpec{ID: id, Model: m.ID, Device: device, Replicas: int(replicas), MaxBatch: int(batch), Owner: principal, Node: node}
+	// The backend checks the precision against the device.
 	precision, e := parseString(raw.Precision, "precision")
-	if e != nil || precision == "" {
+	if e != nil {
 		return spec, e
 	}
-	// The device's weight precision: the cpu simulator's option, checked by
-	// the device itself.
-	if device != "cpu" {
-		return spec, invalid("precision", "invalid_value", "precision is an option of the cpu device, not of %s", device)
-	}
-	spec.Config = hal.Config{Options: map[string]string{"precision": precision}}
-	if _, err := hal.Open(device, spec.Config); err != nil {
-		return spec, invalid("precision", "invalid_value", "%v", err)
-	}
+	spec = runtime.DeploymentSpec{ID: id, Model: m.ID, Device: device, Precision: precision, Replicas: int(replicas), MaxBatch: int(batch), Owner: principal, Node: node}
 	return spec, nil
 }
 

@@ -134,45 +134,58 @@ func (t *textLogprobs) add(lp runtime.TokenLogprob, offset int, withTop bool) in
 	return offset + len(lp.Text)
 }
 
-func completionResponse(id string, created int64, model string, g *genRequest, results []*runtime.Result, tok *tokenizer.Tokenizer) *textCompletion {
+// completionResponse answers a text completion: choice i completes
+// prompt i / n, as the result orders them.
+func completionResponse(id string, created int64, model string, g *genRequest, res *runtime.Result, tok *tokenizer.Tokenizer) *textCompletion {
 	c := &textCompletion{ID: id, Object: "text_completion", Created: created, Model: model, Usage: &usageRecord{}}
-	for p, res := range results {
-		c.Usage.add(res)
-		for i, ch := range res.Choices {
-			fr := ch.FinishReason
-			tc := textChoice{Text: ch.Text, Index: p*g.n + i, FinishReason: &fr}
-			offset := 0
-			if g.echo {
-				prompt := g.prompts[p]
-				tc.Text = prompt + ch.Text
-				if g.logprobs {
-					tc.Logprobs = echoLogprobs(res, tok)
-					offset = len(prompt)
-				}
-			}
+	c.Usage.add(res)
+	for i, ch := range res.Choices {
+		p := i / g.n
+		fr := ch.FinishReason
+		tc := textChoice{Text: ch.Text, Index: i, FinishReason: &fr}
+		offset := 0
+		if g.echo {
+			prompt := g.prompts[p]
+			tc.Text = prompt + ch.Text
 			if g.logprobs {
-				if tc.Logprobs == nil {
-					tc.Logprobs = &textLogprobs{Tokens: []string{}, TokenLogprobs: []*jfloat{}, TopLogprobs: []map[string]jfloat{}, TextOffset: []int{}}
-				}
-				for _, lp := range ch.Logprobs {
-					offset = tc.Logprobs.add(lp, offset, true)
-				}
+				tc.Logprobs = echoLogprobs(promptOf(res, p), tok)
+				offset = len(prompt)
 			}
-			c.Choices = append(c.Choices, tc)
 		}
+		if g.logprobs {
+			if tc.Logprobs == nil {
+				tc.Logprobs = &textLogprobs{Tokens: []string{}, TokenLogprobs: []*jfloat{}, TopLogprobs: []map[string]jfloat{}, TextOffset: []int{}}
+			}
+			for _, lp := range ch.Logprobs {
+				offset = tc.Logprobs.add(lp, offset, true)
+			}
+		}
+		c.Choices = append(c.Choices, tc)
 	}
 	return c
 }
 
+// promptOf is prompt p of a result; a backend that does not list
+// Prompts gives the first alone.
+func promptOf(res *runtime.Result, p int) runtime.PromptResult {
+	switch {
+	case p < len(res.Prompts):
+		return res.Prompts[p]
+	case p == 0:
+		return runtime.PromptResult{Tokens: res.PromptTokens, Logprobs: res.PromptLogprobs}
+	}
+	return runtime.PromptResult{}
+}
+
 // echoLogprobs lists the prompt's tokens with their log-probabilities; the
 // first has none (null), as in the OpenAI API.
-func echoLogprobs(res *runtime.Result, tok *tokenizer.Tokenizer) *textLogprobs {
+func echoLogprobs(prompt runtime.PromptResult, tok *tokenizer.Tokenizer) *textLogprobs {
 	t := &textLogprobs{}
 	offset := 0
-	if len(res.PromptTokens) > 0 {
+	if len(prompt.Tokens) > 0 {
 		first := ""
 		if tok != nil {
-			first = tok.Decode(res.PromptTokens[:1])
+			first = tok.Decode(prompt.Tokens[:1])
 		}
 		t.Tokens = append(t.Tokens, first)
 		t.TokenLogprobs = append(t.TokenLogprobs, nil)
@@ -180,7 +193,7 @@ func echoLogprobs(res *runtime.Result, tok *tokenizer.Tokenizer) *textLogprobs {
 		t.TextOffset = append(t.TextOffset, 0)
 		offset = len(first)
 	}
-	for _, lp := range res.PromptLogprobs {
+	for _, lp := range prompt.Logprobs {
 		offset = t.add(lp, offset, true)
 	}
 	return t

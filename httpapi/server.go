@@ -22,7 +22,6 @@ type Server struct {
 	log     *slog.Logger
 	handler http.Handler
 	lim     *limiter
-	infos   *modelInfos
 	// compiles and compileBytes bound compiles server-wide: how many run,
 	// and the bytes their requests hold.
 	compiles, compileBytes *semaphore.Weighted
@@ -41,7 +40,7 @@ func New(be Backend, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	o = o.withDefaults()
-	s := &Server{be: be, opts: o, log: o.Logger, lim: newLimiter(o.RequestsPerMinute, o.ConcurrentRequests, o.Now), infos: newModelInfos(),
+	s := &Server{be: be, opts: o, log: o.Logger, lim: newLimiter(o.RequestsPerMinute, o.ConcurrentRequests, o.Now),
 		compiles: semaphore.NewWeighted(int64(o.CompileConcurrency)), compileBytes: semaphore.NewWeighted(o.CompileMemory)}
 	if o.RateShare != nil {
 		s.lim.admitted = o.RateShare.Admitted

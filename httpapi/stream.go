@@ -22,7 +22,6 @@ type sse struct {
 	buf     []byte
 	started bool
 	err     error // the first write error: the reader has gone or stalled
-	base    int   // choice index of the prompt being streamed (text completions)
 	offsets []int // text_offset per choice (text completions with logprobs)
 }
 
@@ -97,7 +96,7 @@ func (st *sse) write(b []byte, flush bool) {
 // log-probabilities, then a finish chunk when it ends its choice.
 func (st *sse) event(ev runtime.Event) error {
 	st.start()
-	idx := st.base + ev.Choice
+	idx := ev.Choice
 	if ev.Text != "" || len(ev.Logprobs) > 0 || ev.Activity != nil {
 		b := append(st.buf[:0], st.prefix...)
 		b = append(b, `{"index":`...)
@@ -282,9 +281,9 @@ func appendErrorEvent(b []byte, e *Error) []byte {
 }
 
 // stream serves a request with stream:true. Headers go out with the first
-// event, so an error before any (a full queue, say) is still an ordinary
-// HTTP error.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, g *genRequest, m *runtime.Model, reqs []*runtime.Request) {
+// event, so an error before any (a full queue, a prompt too long) is
+// still an ordinary HTTP error.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, g *genRequest, m *runtime.Model, req *runtime.Request) {
 	prefix := "cmpl-"
 	if g.chat {
 		prefix = "chatcmpl-"
@@ -292,32 +291,40 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, g *genRequest, m
 	st := newSSE(w, s, g, newID(prefix), s.opts.Now().Unix(), m.ID)
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
-	var usage usageRecord
-	for i, req := range reqs {
-		st.base = i * g.n
-		if g.echo && !g.chat {
-			for c := 0; c < g.n; c++ {
-				if err := st.event(runtime.Event{Choice: c, Text: req.Prompt}); err != nil {
-					break
+	fn := st.event
+	if g.echo && !g.chat {
+		// Every choice's echoed prompt goes out with the first event.
+		echoed := false
+		fn = func(ev runtime.Event) error {
+			if !echoed {
+				echoed = true
+				for p, prompt := range g.prompts {
+					for c := 0; c < g.n; c++ {
+						if err := st.event(runtime.Event{Choice: p*g.n + c, Text: prompt}); err != nil {
+							return err
+						}
+					}
 				}
 			}
+			return st.event(ev)
 		}
-		res, err := s.be.Generate(ctx, req, st.event)
-		if res != nil {
-			s.observe(res)
-			usage.add(res)
+	}
+	var usage usageRecord
+	res, err := s.be.Generate(ctx, req, fn)
+	if res != nil {
+		s.observe(res)
+		usage.add(res)
+	}
+	if err != nil {
+		switch {
+		case st.err != nil || r.Context().Err() != nil:
+			// The reader is gone or stalled: nothing more can be sent.
+		case !st.started:
+			writeError(w, s.genError(err, g.chat))
+		default:
+			st.fail(s.genError(err, g.chat))
 		}
-		if err != nil {
-			switch {
-			case st.err != nil || r.Context().Err() != nil:
-				// The reader is gone or stalled: nothing more can be sent.
-			case !st.started:
-				writeError(w, s.genError(err, g.chat))
-			default:
-				st.fail(s.genError(err, g.chat))
-			}
-			return
-		}
+		return
 	}
 	st.finish(&usage)
 }

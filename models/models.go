@@ -299,7 +299,7 @@ func Deploy(ctx context.Context, rt *runtime.Runtime, opts *DeployOptions) (*Pla
 			if err != nil {
 				return err
 			}
-			spec.Dev = mock.New(base, &mock.Options{Tokenizer: m.Tokenizer}) // nil for the classifier
+			spec.Dev = mock.New(base, &mock.Options{Tokens: runtime.MockTokens(m.Tokenizer)}) // none for the classifier
 		}
 		d, err := rt.Deploy(ctx, spec)
 		if err == nil {

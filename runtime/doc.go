@@ -20,7 +20,14 @@
 // batching). The queue is bounded: work it cannot take is refused with
 // ErrOverloaded instead of waiting without limit. A cancelled context frees
 // its slot before the next token; a device that fails ends the sequences on
-// it with ErrDeviceUnavailable.
+// it with ErrDeviceUnavailable. A request of several prompts (Prompts) is
+// one batch of sequences, N per prompt; the prompts that do not fit the
+// queue at once join it as the request's own sequences finish.
+//
+// A request is checked and its prompts encoded once, before any of it is
+// queued: the bounds of its fields (MaxTemperature and the rest), the
+// model's context and the caller's MaxPromptTokens. What a listing says of
+// a model (its size, the devices that hold it) is ModelInfo.
 //
 // Telemetry records every request per caller (an opaque principal), model
 // and deployment: latency and time-to-first-token percentiles, tokens,

@@ -15,106 +15,6 @@ import (
 	"github.com/neuro-go/neuro/tokenizer"
 )
 
-// Request asks for a completion: of a text (Prompt) or of a chat
-// (Messages).
-type Request struct {
-	// Model names the model (ID or alias). With Deployment set it may be
-	// empty; if both are set they must agree.
-	Model      string
-	Deployment string
-	Prompt     string
-	Messages   []tokenizer.Message
-	Sampling   Sampling
-	// MaxTokens bounds the completion; 0 means until the model stops or
-	// the context is full. Use EchoOnly for a completion of no tokens.
-	MaxTokens int
-	// EchoOnly asks for no completion at all (max_tokens 0): with Echo and
-	// Logprobs it scores the prompt.
-	EchoOnly bool
-	// Stop lists up to 4 strings that end the completion; they are not
-	// part of the text.
-	Stop []string
-	// N is the number of choices; default 1.
-	N int
-	// Logprobs asks for the log-probability of each generated token, and
-	// TopLogprobs for that many alternatives at each position.
-	Logprobs    bool
-	TopLogprobs int
-	// Echo asks for the prompt's token log-probabilities (text completion).
-	Echo bool
-	// Activity asks for the spiking activity behind each token on its
-	// events (Event.Activity), where the device can report it.
-	Activity bool
-	// Principal identifies the caller for telemetry; Endpoint names the
-	// API call.
-	Principal string
-	Endpoint  string
-}
-
-// Event is a piece of a streamed completion.
-type Event struct {
-	Choice int
-	// Text is new text of the choice; never part of a stop sequence.
-	Text string
-	// Logprobs are those of the tokens consumed since the last event.
-	Logprobs []TokenLogprob
-	// FinishReason is set on the last event of a choice.
-	FinishReason FinishReason
-	// Activity is, when the request asked for it, which neurons of each
-	// spiking layer fired for the tokens consumed since the last event.
-	Activity []LayerActivity
-}
-
-// LayerActivity is the neurons of one spiking layer that fired for a
-// token (during any of its timesteps), at most MaxActivitySpikes of them.
-type LayerActivity struct {
-	Layer   string `json:"layer"`
-	Neurons int    `json:"neurons"`
-	Spikes  []int  `json:"spikes"`
-}
-
-// MaxActivitySpikes caps the neurons listed per layer and token.
-const MaxActivitySpikes = 512
-
-// Choice is one finished completion.
-type Choice struct {
-	Index        int
-	Text         string
-	Tokens       []int
-	Logprobs     []TokenLogprob
-	FinishReason FinishReason
-}
-
-// FinishReason says why a choice ended, in the OpenAI API's words.
-type FinishReason string
-
-const (
-	// FinishStop: the model emitted a stop token or a stop sequence matched.
-	FinishStop FinishReason = "stop"
-	// FinishLength: max_tokens or the model's context was reached.
-	FinishLength FinishReason = "length"
-)
-
-// Usage counts tokens.
-type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-// Result is a finished request.
-type Result struct {
-	Model      string
-	Deployment string
-	Choices    []Choice
-	Usage      Usage
-	// PromptTokens are the prompt's token ids, and PromptLogprobs their
-	// log-probabilities (Echo with Logprobs; the first has none).
-	PromptTokens   []int
-	PromptLogprobs []TokenLogprob
-	Stats          Stats
-}
-
 // Stats is what a request cost on the device. A batch step's cost is
 // shared equally by the sequences stepped in it.
 type Stats struct {
@@ -174,129 +74,8 @@ func (r *Runtime) Stream(ctx context.Context, req *Request) iter.Seq2[Event, err
 	}
 }
 
-// Prepare validates a request and encodes its prompt, without running it:
-// what Generate would refuse, Prepare refuses with the same error.
-func (r *Runtime) Prepare(req *Request) (*Deployment, []int, error) {
-	d, err := r.resolve(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	prompt, err := r.encodePrompt(d.Model, req)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, prompt, nil
-}
-
-func (r *Runtime) resolve(req *Request) (*Deployment, error) {
-	if req.Deployment != "" {
-		d, err := r.deploymentOf(req.Deployment, req.Model)
-		if err != nil {
-			return nil, err
-		}
-		if !d.Model.IsLanguageModel() {
-			return nil, fmt.Errorf("%w: %q", ErrNotLanguageModel, d.Model.ID)
-		}
-		if d.Status() != StatusReady {
-			return nil, fmt.Errorf("%w: deployment %q is %s", ErrDeviceUnavailable, d.ID, d.Status())
-		}
-		return d, nil
-	}
-	m, err := r.Model(req.Model)
-	if err != nil {
-		return nil, err
-	}
-	if !m.IsLanguageModel() {
-		return nil, fmt.Errorf("%w: %q", ErrNotLanguageModel, m.ID)
-	}
-	return r.DeploymentFor(m.ID)
-}
-
-// deploymentOf finds a deployment and checks that it serves model, when
-// a request names both.
-func (r *Runtime) deploymentOf(id, model string) (*Deployment, error) {
-	d, err := r.Deployment(id)
-	if err != nil {
-		return nil, err
-	}
-	if model != "" {
-		m, err := r.Model(model)
-		if err != nil {
-			return nil, err
-		}
-		if m.ID != d.Model.ID {
-			return nil, &ParamError{"model", fmt.Sprintf("deployment %q serves %q, not %q", d.ID, d.Model.ID, model)}
-		}
-	}
-	return d, nil
-}
-
-func (r *Runtime) encodePrompt(m *Model, req *Request) ([]int, error) {
-	if err := checkRequest(req); err != nil {
-		return nil, err
-	}
-	var ids []int
-	if req.Messages != nil {
-		var err error
-		ids, err = m.Tokenizer.EncodeChat(req.Messages, true)
-		if err != nil {
-			return nil, &ParamError{"messages", err.Error()}
-		}
-	} else {
-		ids = m.Tokenizer.Encode(req.Prompt)
-	}
-	if len(ids) == 0 {
-		// An empty prompt starts from the end-of-text token, where every
-		// training document starts.
-		id, ok := m.Tokenizer.SpecialID(tokenizer.EndOfText)
-		if !ok {
-			return nil, &ParamError{"prompt", "empty prompt, and the tokenizer has no end-of-text token to start from"}
-		}
-		ids = []int{id}
-	}
-	if n := m.ContextLength(); n > 0 && len(ids) > n {
-		return nil, fmt.Errorf("%w: %d prompt tokens, the context holds %d", ErrContextLength, len(ids), n)
-	}
-	return ids, nil
-}
-
-func checkRequest(req *Request) error {
-	s := req.Sampling
-	switch {
-	case len(req.Messages) == 0 && req.Messages != nil:
-		return &ParamError{"messages", "at least one message is required"}
-	case s.Temperature < 0 || s.Temperature > 2:
-		return &ParamError{"temperature", fmt.Sprintf("%v is outside [0, 2]", s.Temperature)}
-	case s.TopP < 0 || s.TopP > 1:
-		return &ParamError{"top_p", fmt.Sprintf("%v is outside [0, 1]", s.TopP)}
-	case s.PresencePenalty < -2 || s.PresencePenalty > 2:
-		return &ParamError{"presence_penalty", fmt.Sprintf("%v is outside [-2, 2]", s.PresencePenalty)}
-	case s.FrequencyPenalty < -2 || s.FrequencyPenalty > 2:
-		return &ParamError{"frequency_penalty", fmt.Sprintf("%v is outside [-2, 2]", s.FrequencyPenalty)}
-	case req.N < 0 || req.N > 8:
-		return &ParamError{"n", fmt.Sprintf("%d is outside [1, 8]", req.N)}
-	case req.MaxTokens < 0:
-		return &ParamError{"max_tokens", fmt.Sprintf("%d is negative", req.MaxTokens)}
-	case len(req.Stop) > 4:
-		return &ParamError{"stop", fmt.Sprintf("%d stop sequences, at most 4", len(req.Stop))}
-	case req.TopLogprobs < 0 || req.TopLogprobs > 20:
-		return &ParamError{"top_logprobs", fmt.Sprintf("%d is outside [0, 20]", req.TopLogprobs)}
-	}
-	for _, st := range req.Stop {
-		if st == "" {
-			return &ParamError{"stop", "empty stop sequence"}
-		}
-	}
-	for id, b := range s.LogitBias {
-		if b < -100 || b > 100 {
-			return &ParamError{"logit_bias", fmt.Sprintf("bias %v for token %d is outside [-100, 100]", b, id)}
-		}
-	}
-	return nil
-}
-
 func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) error, start time.Time) (*Result, error) {
-	d, prompt, err := r.Prepare(req)
+	d, prompts, err := r.prepare(req)
 	if err != nil {
 		return nil, err
 	}
@@ -307,30 +86,28 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 		}
 	}
 	n := max(req.N, 1)
+	total := n * len(prompts)
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rs := &reqState{notify: make(chan struct{}, 1), remaining: n, start: start, now: r.opts.Now, streaming: fn != nil}
-	var seed uint64
-	if req.Sampling.Seed != nil {
-		seed = uint64(*req.Sampling.Seed)
-	} else {
-		seed = rand.Uint64()
-	}
-	stopIDs, _ := m.Tokenizer.StopIDs()
-	if id, ok := m.Tokenizer.SpecialID(tokenizer.EndOfText); ok {
-		stopIDs = append(stopIDs, id)
-	}
-	seqs := make([]*seq, n)
-	for i := range seqs {
-		seqs[i] = newSeq(ctx, req, i, prompt, m, rs, seed+uint64(i)*0x632be59bd9b4e019, stopIDs)
-	}
-	if err := enqueue(d, d.queue, seqs, "n", "sequences"); err != nil {
+	rs := &reqState{notify: make(chan struct{}, 1), remaining: total, start: start, now: r.opts.Now, streaming: fn != nil}
+	seqs := newSeqs(ctx, req, prompts, m, rs)
+	q := &promptQueue{d: d, rs: rs, seqs: seqs, n: n}
+	if err := q.submit(); err != nil {
+		if q.queued > 0 {
+			cancel() // the prompts queued are not wanted any more
+			rs.abandon()
+		}
 		return nil, err
 	}
-	res := &Result{Model: m.ID, Deployment: d.ID, Choices: make([]Choice, n), PromptTokens: prompt}
+	res := &Result{Model: m.ID, Deployment: d.ID, Choices: make([]Choice, total), Prompts: make([]PromptResult, len(prompts))}
+	for p, prompt := range prompts {
+		res.Prompts[p].Tokens = prompt
+		res.Usage.PromptTokens += len(prompt)
+	}
+	res.PromptTokens = prompts[0]
 	var fnErr error
-	texts := make([]strings.Builder, n) // the choices' text, grown by doubling
+	texts := make([]strings.Builder, total) // the choices' text, grown by doubling
 	setTexts := func() {
 		for i := range texts {
 			res.Choices[i].Text = texts[i].String()
@@ -356,6 +133,7 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 			if fn != nil && fnErr == nil && caller.Err() == nil {
 				if fnErr = fn(ev); fnErr != nil {
 					cancel()
+					q.close()
 				}
 			}
 		}
@@ -363,6 +141,16 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 		spare = evs
 		if done {
 			break
+		}
+		if q.waiting() > 0 {
+			if err := q.submit(); err != nil {
+				// The rest cannot be served: stop the sequences queued.
+				cancel()
+				rs.abandon()
+				setTexts()
+				res.Stats.Latency = r.opts.Now().Sub(start)
+				return res, err
+			}
 		}
 		select {
 		case <-rs.notify:
@@ -374,7 +162,6 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 				continue // everything finished meanwhile: collect it
 			}
 			setTexts()
-			res.Usage.PromptTokens = len(prompt)
 			res.Stats.Latency = r.opts.Now().Sub(start)
 			return res, caller.Err()
 		}
@@ -387,9 +174,11 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 		if s.err != nil && err == nil {
 			err = s.err
 		}
+		if s.scores {
+			res.Prompts[i/n].Logprobs = s.promptLogprobs
+		}
 	}
-	res.PromptLogprobs = seqs[0].promptLogprobs
-	res.Usage.PromptTokens = len(prompt)
+	res.PromptLogprobs = res.Prompts[0].Logprobs
 	res.Usage.TotalTokens = res.Usage.PromptTokens + res.Usage.CompletionTokens
 	res.Stats.Latency = r.opts.Now().Sub(start)
 	res.Stats.TimeToFirstToken = rs.ttft
@@ -400,6 +189,72 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 		return res, err
 	}
 	return res, nil
+}
+
+// newSeqs makes a request's sequences, N per prompt in the order of
+// Result.Choices.
+func newSeqs(ctx context.Context, req *Request, prompts [][]int, m *Model, rs *reqState) []*seq {
+	n := max(req.N, 1)
+	stopIDs, _ := m.Tokenizer.StopIDs()
+	if id, ok := m.Tokenizer.SpecialID(tokenizer.EndOfText); ok {
+		stopIDs = append(stopIDs, id)
+	}
+	seqs := make([]*seq, n*len(prompts))
+	for p, prompt := range prompts {
+		// Every prompt's choices take the seeds one prompt alone would:
+		// a prompt's completions do not depend on the prompts beside it.
+		var seed uint64
+		if req.Sampling.Seed != nil {
+			seed = uint64(*req.Sampling.Seed)
+		} else {
+			seed = rand.Uint64()
+		}
+		for i := range n {
+			seqs[p*n+i] = newSeq(ctx, req, p*n+i, i == 0, prompt, m, rs, seed+uint64(i)*0x632be59bd9b4e019, stopIDs)
+		}
+	}
+	return seqs
+}
+
+// promptQueue queues a request's sequences on its deployment, each
+// prompt's n together, all or none. Prompts that do not fit the queue
+// now wait for the request's own sequences to finish, so that a request
+// of many prompts is not refused for the size of the queue.
+type promptQueue struct {
+	d      *Deployment
+	rs     *reqState
+	seqs   []*seq
+	n      int // sequences per prompt
+	queued int // prompts queued
+}
+
+// waiting is the number of sequences not yet queued.
+func (q *promptQueue) waiting() int { return len(q.seqs) - q.queued*q.n }
+
+// submit queues what fits. A full queue is an error only when none of
+// the request's sequences is left to finish and make room.
+func (q *promptQueue) submit() error {
+	for q.waiting() > 0 {
+		// Read before trying: one that finishes after this wakes the
+		// caller, which tries again.
+		running := q.rs.unfinished() - q.waiting()
+		err := enqueue(q.d, q.d.queue, q.seqs[q.queued*q.n:(q.queued+1)*q.n], "n", "sequences")
+		if err == nil {
+			q.queued++
+			continue
+		}
+		if errors.Is(err, ErrOverloaded) && running > 0 {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// close gives up the sequences not yet queued: they count as finished.
+func (q *promptQueue) close() {
+	q.rs.drop(q.waiting())
+	q.queued = len(q.seqs) / q.n
 }
 
 func (s *Stats) add(o Stats) {
@@ -425,6 +280,26 @@ type reqState struct {
 	// sequence finishes, which saves a goroutine switch per token.
 	streaming bool
 	gone      bool // the caller returned: drop events
+}
+
+// drop counts k sequences that will never run as finished, and wakes the
+// caller, whose wait may be over.
+func (rs *reqState) drop(k int) {
+	rs.mu.Lock()
+	rs.remaining -= k
+	rs.mu.Unlock()
+	select {
+	case rs.notify <- struct{}{}:
+	default:
+	}
+}
+
+// unfinished is the number of sequences that have not finished, queued
+// or not.
+func (rs *reqState) unfinished() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.remaining
 }
 
 // abandon records that the caller has gone; it reports false when every
@@ -477,7 +352,8 @@ func (rs *reqState) push(ev Event, finished bool) {
 type seq struct {
 	ctx     context.Context
 	req     *Request
-	choice  int
+	choice  int  // index in Result.Choices
+	scores  bool // it records its prompt's log-probabilities (Echo with Logprobs)
 	prompt  []int
 	pos     int // next prompt token to present
 	last    int // last sampled token
@@ -500,9 +376,9 @@ type seq struct {
 	finishReason   FinishReason
 }
 
-func newSeq(ctx context.Context, req *Request, choice int, prompt []int, m *Model, rs *reqState, seed uint64, stopIDs []int) *seq {
+func newSeq(ctx context.Context, req *Request, choice int, first bool, prompt []int, m *Model, rs *reqState, seed uint64, stopIDs []int) *seq {
 	s := &seq{
-		ctx: ctx, req: req, choice: choice, prompt: prompt, model: m, rs: rs,
+		ctx: ctx, req: req, choice: choice, scores: first && req.Echo && req.Logprobs, prompt: prompt, model: m, rs: rs,
 		sampler: newSampler(req.Sampling, m.Tokenizer.VocabSize(), seed),
 		decoder: m.Tokenizer.NewDecoder(), stopIDs: stopIDs,
 	}
@@ -536,7 +412,7 @@ func (s *seq) advance(logits []float32) bool {
 		s.pos++
 		if s.pos < len(s.prompt) {
 			s.activity = nil // what a prompt token caused is no completion token's
-			if s.req.Echo && s.req.Logprobs && s.choice == 0 {
+			if s.scores {
 				s.sampler.process(logits)
 				next := s.prompt[s.pos]
 				lp := TokenLogprob{Token: next, Text: s.tokenText(next), Logprob: s.sampler.logSoftmax(next)}

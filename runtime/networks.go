@@ -18,6 +18,55 @@ import (
 	"github.com/neuro-go/neuro/runtime/hal"
 )
 
+// The compiler's types that a CompileRequest and a Network hold, under
+// the runtime's names, so that a caller of the runtime (an HTTP server)
+// names them without importing package compile.
+type (
+	// CompileOptions configure the compiler (compile.Options).
+	CompileOptions = compile.Options
+	// ImportOptions configure an importer (compile.ImportOptions).
+	ImportOptions = compile.ImportOptions
+	// LayerSpec describes a layer of a state_dict (compile.LayerSpec).
+	LayerSpec = compile.LayerSpec
+	// ConversionOptions configure ANN-to-SNN conversion
+	// (compile.ConversionOptions).
+	ConversionOptions = compile.ConversionOptions
+	// Source is what was imported (compile.Source).
+	Source = compile.Source
+	// NetworkReport sizes a compiled network (compile.NetworkReport).
+	NetworkReport = compile.NetworkReport
+	// TargetReport is how a network fits its target (compile.TargetReport).
+	TargetReport = compile.TargetReport
+	// Estimates are a network's estimated cost on its target
+	// (compile.Estimates).
+	Estimates = compile.Estimates
+)
+
+// The compiler's errors, which Compile and the calls that place a model
+// return wrapped: the same values as package compile's, so that
+// errors.Is and errors.As find them under either name.
+var (
+	// ErrUnsupported is wrapped when a file parses but holds what the
+	// compiler cannot represent, or a network does not fit its device.
+	ErrUnsupported = compile.ErrUnsupported
+	// ErrForbidden is wrapped when a file asks for something refused for
+	// safety (a pickle naming a function off the allowlist): nothing it
+	// names was run.
+	ErrForbidden = compile.ErrForbidden
+	// ErrLimit is wrapped when a file declares more than ImportOptions
+	// allow (bytes, elements, depth).
+	ErrLimit = compile.ErrLimit
+)
+
+type (
+	// UnsupportedError names the node a device or importer cannot run
+	// (compile.UnsupportedError).
+	UnsupportedError = compile.UnsupportedError
+	// FitError names the node and the limit of a network that does not
+	// fit its device (compile.FitError).
+	FitError = compile.FitError
+)
+
 // CompileRequest is a network file to compile and store. The importers
 // are the ones the program linked (compile.RegisterFormat, by blank
 // import): the runtime links none itself.
@@ -35,10 +84,10 @@ type CompileRequest struct {
 	Owner string
 	// Import configures the importer (layer descriptions, ANN-to-SNN
 	// conversion, the bound on what it may allocate).
-	Import compile.ImportOptions
+	Import ImportOptions
 	// Compile configures the compiler; Name and Target are set from the
 	// request.
-	Compile compile.Options
+	Compile CompileOptions
 	// Ranges, when set, are sequences of input vectors on which the
 	// compiled program's graded values are calibrated (compile.Calibrate),
 	// so that a fixed-point target sizes them by what data reaches rather
@@ -54,15 +103,15 @@ const MaxCalibrationWork = 1 << 31
 // Network is a compiled network the runtime stores: what compiling it
 // found. Its Model (same ID) holds the Program.
 type Network struct {
-	ID        string                `json:"id"`
-	Name      string                `json:"name"`
-	Created   time.Time             `json:"-"`
-	Owner     string                `json:"owned_by"`
-	Source    compile.Source        `json:"source"`
-	Network   compile.NetworkReport `json:"network"`
-	Target    compile.TargetReport  `json:"target"`
-	Estimates compile.Estimates     `json:"estimates"`
-	Warnings  []string              `json:"warnings"`
+	ID        string        `json:"id"`
+	Name      string        `json:"name"`
+	Created   time.Time     `json:"-"`
+	Owner     string        `json:"owned_by"`
+	Source    Source        `json:"source"`
+	Network   NetworkReport `json:"network"`
+	Target    TargetReport  `json:"target"`
+	Estimates Estimates     `json:"estimates"`
+	Warnings  []string      `json:"warnings"`
 	// StoredBytes is the size of the stored program, which counts
 	// against the owner's quota.
 	StoredBytes int64 `json:"stored_bytes"`

@@ -184,6 +184,7 @@ func (r *Runtime) DeleteNetwork(id, owner string) error {
 	}
 	delete(r.models, id)
 	r.mu.Unlock()
+	r.infos.forget(m)
 	if dir := r.networkDir(); dir != "" {
 		// The description first: without it the program is never loaded.
 		for _, f := range []string{id + ".json", id + ".program"} {

@@ -125,6 +125,7 @@ type Runtime struct {
 	aliases   map[string]string
 	deps      map[string]*Deployment
 	telemetry *Telemetry
+	infos     modelInfos
 	closed    bool
 	// reserved counts compiles past their quota check and not yet
 	// registered, per owner, so that concurrent compiles cannot overrun
@@ -269,13 +270,20 @@ func (r *Runtime) Models() []*Model {
 type DeploymentSpec struct {
 	ID    string
 	Model string
-	// Device is a registered device name (hal.Open); default "cpu".
+	// Device is a registered device name (hal.Open, Runtime.Devices);
+	// default "cpu".
 	Device string
 	// Config configures the named device.
 	Config hal.Config
+	// Precision, when set, is how the named device stores the weights of
+	// dense synapse products: "float32", "bfloat16" or "int8", an option
+	// of the cpu device (its "precision" in Config). A precision the
+	// device does not take is refused with a *ParamError naming
+	// "precision" (DeviceConfig).
+	Precision string
 	// Dev, when set, is the device itself, already configured through its
 	// backend's typed constructor (or a mock, or a driver that is not
-	// registered); Device and Config are then ignored.
+	// registered); Device, Config and Precision are then ignored.
 	Dev hal.Device
 	// MaxBatch is how many sequences (or samples) one replica steps
 	// together. Default 8.
@@ -335,12 +343,10 @@ func (r *Runtime) Start(ctx context.Context, spec DeploymentSpec) (*Deployment, 
 	}
 	dev := spec.Dev
 	if dev == nil {
-		if spec.Device == "" {
-			spec.Device = "cpu"
+		if dev, spec.Config, err = spec.open(); err != nil {
+			return nil, err
 		}
-		if dev, err = hal.Open(spec.Device, spec.Config); err != nil {
-			return nil, fmt.Errorf("runtime: Deploy %q: %w", spec.ID, err)
-		}
+		spec.Device, spec.Precision = spec.deviceName(), ""
 	}
 	if err := hal.CheckBatch(dev.Capabilities(), spec.MaxBatch); err != nil {
 		return nil, err

@@ -170,7 +170,7 @@ func AddModels(ctx context.Context, rt *runtime.Runtime, opts *ModelOptions) err
 			if err != nil {
 				return err
 			}
-			spec.Dev = mock.New(base, &mock.Options{Tokenizer: tok})
+			spec.Dev = mock.New(base, &mock.Options{Tokens: runtime.MockTokens(tok)})
 		}
 		_, err := rt.Deploy(ctx, spec)
 		return err

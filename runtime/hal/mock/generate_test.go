@@ -32,7 +32,7 @@ func TestTextRunsToMaxTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: "lite-" + device, Model: m.ID, Dev: mock.New(base, &mock.Options{Tokenizer: m.Tokenizer})}); err != nil {
+		if _, err := rt.Deploy(ctx, runtime.DeploymentSpec{ID: "lite-" + device, Model: m.ID, Dev: mock.New(base, &mock.Options{Tokens: runtime.MockTokens(m.Tokenizer)})}); err != nil {
 			t.Fatal(err)
 		}
 		for _, prompt := range []string{"Once upon a time", "The", "Tell me a story about a dragon"} {

@@ -7,7 +7,7 @@
 // # Overview
 //
 //	base, _ := hal.Open("loihi", hal.Config{})
-//	dev := mock.New(base, &mock.Options{Tokenizer: tok})
+//	dev := mock.New(base, &mock.Options{Tokens: runtime.MockTokens(tok)})
 //	rt.Deploy(ctx, runtime.DeploymentSpec{ID: "lite-loihi", Model: "neuro-1-lite", Dev: dev})
 //
 // # Invariants
@@ -18,70 +18,49 @@
 //   - For a language model the output is a logit vector with one token
 //     60 above the rest, so sampling at any temperature picks it (a
 //     logit_bias can still move it, as it would a real model).
-//   - With a tokenizer, the tokens are whole lower-case words, never a
-//     special token such as the end of the text or of a turn: mock text is
-//     for developing clients, so a completion runs to its max_tokens (or
-//     the context's end) unless one of its stop sequences matches.
+//   - With Options.Tokens, the output chosen is always one of them. The
+//     device knows nothing of text: the runtime picks the tokens
+//     (runtime.MockTokens: a tokenizer's whole lower-case words, never a
+//     special token such as the end of the text or of a turn), so that a
+//     mock completion runs to its max_tokens (or the context's end)
+//     unless one of its stop sequences matches.
 package mock
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
 	"github.com/neuro-go/neuro/snn"
-	"github.com/neuro-go/neuro/tokenizer"
 )
 
 // Options configure a mock device. The zero value works.
 type Options struct {
-	// Tokenizer, when set, is the vocabulary of the language model the
-	// device will hold: its outputs then spell words.
-	Tokenizer *tokenizer.Tokenizer
+	// Tokens, when set, are the outputs a language model's steps choose
+	// from (token ids of the vocabulary the model reads and writes);
+	// without them any output may be chosen. runtime.MockTokens gives a
+	// tokenizer's whole words, so that mock outputs spell text.
+	Tokens []int
 }
 
 // Device is a mock of another device.
 type Device struct {
 	base hal.Capabilities
-	// words are the token ids a language model's outputs choose from:
-	// its whole words, or failing those every token that is not special.
-	words []int
-	// special marks the tokenizer's special tokens, which are never chosen.
-	special func(id int) bool
+	// tokens are the outputs a step chooses from (Options.Tokens).
+	tokens []int
 }
 
 // New returns a device that answers as base is named and limited, and
 // computes nothing.
 func New(base hal.Device, opts *Options) *Device {
-	d := &Device{base: base.Capabilities(), special: func(int) bool { return false }}
-	if opts != nil && opts.Tokenizer != nil {
-		tok := opts.Tokenizer
-		d.special = tok.IsSpecial
-		for id := 0; id < tok.VocabSize(); id++ {
-			if !tok.IsSpecial(id) && isWord(tok.Decode([]int{id})) {
-				d.words = append(d.words, id)
-			}
-		}
-		if len(d.words) == 0 {
-			for id := 0; id < tok.VocabSize(); id++ {
-				if !tok.IsSpecial(id) {
-					d.words = append(d.words, id)
-				}
-			}
-		}
+	d := &Device{base: base.Capabilities()}
+	if opts != nil {
+		d.tokens = slices.Clone(opts.Tokens)
 	}
 	return d
-}
-
-// isWord reports a space and three or more lower-case letters.
-func isWord(s string) bool {
-	if len(s) < 4 || s[0] != ' ' {
-		return false
-	}
-	return strings.Trim(s[1:], "abcdefghijklmnopqrstuvwxyz") == ""
 }
 
 // Capabilities are the base device's.
@@ -219,22 +198,17 @@ func (in *instance) Step(ctx context.Context, inputs ...[]float32) error {
 	return ctx.Err()
 }
 
-// pick chooses the output a hash stands for: one of the words, or
-// without a tokenizer any output. A special token is never chosen, so that
-// nothing but max_tokens or a stop sequence ends a mock completion.
+// pick chooses the output a hash stands for: one of the tokens that the
+// output has, or without them any output.
 func (d *Device) pick(h uint64, size int) int {
-	if n := uint64(len(d.words)); n > 0 {
+	if n := uint64(len(d.tokens)); n > 0 {
 		for k := uint64(0); k < n; k++ {
-			if id := d.words[(h>>8+k)%n]; id < size {
+			if id := d.tokens[(h>>8+k)%n]; id >= 0 && id < size {
 				return id
 			}
 		}
 	}
-	id := int((h >> 8) % uint64(size))
-	for k := 0; k < size && d.special(id); k++ {
-		id = (id + 1) % size
-	}
-	return id
+	return int((h >> 8) % uint64(size))
 }
 
 // mix is splitmix64's finaliser over (h, x): well spread for every input.

@@ -96,3 +96,21 @@ func TestRefusesWhatTheBaseWould(t *testing.T) {
 		t.Errorf("step after Close: %v", err)
 	}
 }
+
+// With Tokens, every output chosen is one of them.
+func TestTokensBoundTheOutputs(t *testing.T) {
+	base, err := hal.Open("cpu", hal.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := []int{4, 2}
+	in, err := mock.New(base, &mock.Options{Tokens: tokens}).Load(context.Background(), haltest.Program(6, 6), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range run(t, in, 1, []int{1, 4, 2, 0, 5, 3, 3, 1}) {
+		if !slices.Contains(tokens, id) {
+			t.Fatalf("output %d is not one of %v", id, tokens)
+		}
+	}
+}
