@@ -1,0 +1,176 @@
+use serde::{Deserialize, Serialize};
+
+/// One sample of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Sample {
+    /// A vector of the network's input size, presented at every step
+    /// through the network's input encoding.
+    Vector(Vec<f32>),
+    /// One row of input per timestep.
+    Matrix(Vec<Vec<f32>>),
+    /// Sparse input spikes.
+    Events(EventSample),
+}
+
+impl From<Vec<f32>> for Sample {
+    fn from(v: Vec<f32>) -> Self {
+        Sample::Vector(v)
+    }
+}
+
+impl From<&[f32]> for Sample {
+    fn from(v: &[f32]) -> Self {
+        Sample::Vector(v.to_vec())
+    }
+}
+
+impl From<Vec<Vec<f32>>> for Sample {
+    fn from(m: Vec<Vec<f32>>) -> Self {
+        Sample::Matrix(m)
+    }
+}
+
+impl From<EventSample> for Sample {
+    fn from(e: EventSample) -> Self {
+        Sample::Events(e)
+    }
+}
+
+/// Input spikes: `[t, i]` is input neuron i spiking at step t.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EventSample {
+    pub events: Vec<[u32; 2]>,
+    pub timesteps: u32,
+}
+
+/// What a run records beside the spike counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Record {
+    /// The output layer's spikes, as `[t, i]` pairs.
+    Spikes,
+    /// The output layer's membrane at every step (cpu only).
+    Membrane,
+}
+
+/// The body of `POST /v1/deployments/{id}/run`.
+///
+/// ```
+/// use neuro_client::{Record, RunRequest};
+/// let req = RunRequest::new(vec![vec![0.5f32; 8]]).timesteps(100).record([Record::Spikes]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunRequest {
+    /// 1..256 samples; they run in parallel and give the same results
+    /// alone or together.
+    pub inputs: Vec<Sample>,
+    /// Steps per vector sample; default the network's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timesteps: Option<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub record: Vec<Record>,
+    /// When given, must be the deployment's model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Seeds a probabilistic input encoding (sample k draws with seed + k).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+}
+
+impl RunRequest {
+    /// A run of these samples, with the network's defaults for the rest.
+    pub fn new<S: Into<Sample>>(inputs: impl IntoIterator<Item = S>) -> Self {
+        RunRequest { inputs: inputs.into_iter().map(Into::into).collect(), ..Default::default() }
+    }
+
+    /// Sets `timesteps`.
+    pub fn timesteps(mut self, n: u32) -> Self {
+        self.timesteps = Some(n);
+        self
+    }
+
+    /// Sets `record`.
+    pub fn record(mut self, what: impl IntoIterator<Item = Record>) -> Self {
+        self.record = what.into_iter().collect();
+        self
+    }
+
+    /// Sets `seed`.
+    pub fn seed(mut self, seed: i64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Run {
+    pub id: String,
+    pub object: String,
+    pub created: i64,
+    pub model: String,
+    pub deployment: String,
+    pub outputs: Vec<RunOutput>,
+    pub usage: RunUsage,
+    /// The quantisation of a chip emulator's run, in words.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// One sample's result.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RunOutput {
+    pub index: u32,
+    /// The output layer's spikes summed over the run; for a graded output
+    /// (a leaky-integrator readout), its final values.
+    pub spike_counts: Vec<f32>,
+    /// The index of the largest count (the lowest on ties).
+    pub prediction: u32,
+    /// The output layer's membrane after the last step (cpu), or its
+    /// final outputs (chip emulators).
+    #[serde(default)]
+    pub final_state: Vec<f32>,
+    #[serde(default)]
+    pub spikes: Option<Vec<[u32; 2]>>,
+    #[serde(default)]
+    pub membrane: Option<Vec<Vec<f32>>>,
+}
+
+/// What a run cost the device.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct RunUsage {
+    pub samples: u32,
+    pub timesteps: u64,
+    #[serde(default)]
+    pub spikes: f64,
+    #[serde(default)]
+    pub synaptic_ops: f64,
+    #[serde(default)]
+    pub energy_uj: f64,
+    /// The chip's latency model on an emulator, the measured time on cpu.
+    #[serde(default)]
+    pub device_ms: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_forms() {
+        let req = RunRequest::new(vec![
+            Sample::from(vec![0.5f32, 1.0]),
+            Sample::from(vec![vec![0.0f32, 1.0], vec![1.0, 0.0]]),
+            Sample::from(EventSample { events: vec![[0, 1], [3, 0]], timesteps: 5 }),
+        ])
+        .record([Record::Spikes, Record::Membrane])
+        .seed(7);
+        let v = serde_json::to_value(&req).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"inputs":[[0.5,1.0],[[0.0,1.0],[1.0,0.0]],{"events":[[0,1],[3,0]],"timesteps":5}],
+                "record":["spikes","membrane"],"seed":7})
+        );
+    }
+}
