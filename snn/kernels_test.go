@@ -137,3 +137,50 @@ func BenchmarkGemm4(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVectorKernels measures the elementwise kernels on every kernel
+// set this CPU runs, at a length with a tail (1000 = 62·16 + 8) and at one
+// whose operands are past the L2 cache.
+func BenchmarkVectorKernels(b *testing.B) {
+	for _, n := range []int{1000, 1 << 20} {
+		rng := rand.New(rand.NewPCG(3, uint64(n)))
+		vec := func() []float32 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = rng.Float32()
+			}
+			return v
+		}
+		x1, x2, g1, g2, u, y := vec(), vec(), vec(), vec(), vec(), vec()
+		wb, wq := make([]uint16, n), make([]int8, n)
+		for i := range n {
+			wb[i], wq[i] = toBF16(rng.Float32()), int8(rng.IntN(256)-128)
+		}
+		mask := make([]uint64, (n+63)/64)
+		// The states stay bounded: every update is a contraction toward
+		// its input.
+		kernels := []struct {
+			name string
+			run  func()
+		}{
+			{"axpby", func() { axpby(0.5, y, 0.5, x1) }},
+			{"scal", func() { scal(1, y) }},
+			{"nextAbove", func() { nextAbove(u, 2, 0) }}, // u < 2: a full scan
+			{"axpyBF16", func() { axpyBF16(1e-3, wb, y); scal(0.5, y) }},
+			{"axpyI8", func() { axpyI8(1e-3, wq, y); scal(0.5, y) }},
+			{"lifUpdate", func() { lifUpdate(0.5, 0.25, 0.6, u, x1, x2, mask) }},
+			{"lifChain", func() { lifChain(0.5, 0.5, 0.5, 0.5, 0.5, 0.25, 0.6, g1, x1, g2, x2, u, mask) }},
+		}
+		for _, k := range kernels {
+			for _, l := range isaLevels() {
+				b.Run(fmt.Sprintf("%s/n=%d/%v", k.name, n, l), func(b *testing.B) {
+					withISA(l, func() {
+						for b.Loop() {
+							k.run()
+						}
+					})
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// The fused updates of a uniform leaky neuron: the input sum, the state
+// update and the threshold test in one pass, with the arithmetic of the
+// separate passes (gatherInput, axpby, nextAbove), so the results are
+// bit-identical to them:
+//
+//	s    = x1              (one input)
+//	s    = (x1 + 0) + x2   (two inputs: gatherInput's sum from zero)
+//	u    = fma(c, s, a·u)
+//	mask = th < u          (false for NaN), one bit per neuron
+//
+// The bits go out a vector at a time, 8 or 16, which on a little-endian
+// machine fills the 64-bit words in order. On AVX2 n is a multiple of 8;
+// the caller does the rest.
+
+// Vector registers of the neuron update.
+const (
+	lifA, lifC, lifTh = 0, 1, 2 // the constants
+	lifS, lifU        = 3, 4    // the input sum, the new state
+	lifTmp            = 5       // x2 in a masked step; AVX2's predicate
+	lifZero           = 9       // +0, for gatherInput's sum
+)
+
+// lifUpdate: the neuron, one input or two.
+func (g gen) lifUpdate(v isa) {
+	g.kernel("lifUpdate"+v.name, "func(a, c, th float32, u, x1, x2 *float32, n int, mask *uint64)",
+		"sets u[i] = fma(c, s, a·u[i]) with s = x1[i], or (x1[i] + 0) + x2[i] "+
+			"where x2 is not nil, and bit i of mask to th < u[i]."+v.multipleOf8("n"))
+	g.args(arg{"a", v.vec(lifA)}, arg{"c", v.vec(lifC)}, arg{"th", v.vec(lifTh)},
+		arg{"u", reg.RDI}, arg{"x1", reg.RSI}, arg{"x2", reg.RDX}, arg{"n", reg.R8}, arg{"mask", reg.R9})
+	g.VXORPS(v.vec(lifZero), v.vec(lifZero), v.vec(lifZero))
+	g.XORQ(reg.RAX, reg.RAX)
+	g.TESTQ(reg.RDX, reg.RDX)
+	g.JZ(operand.LabelRef(fmt.Sprint("one", v.lanes)))
+
+	g.stream("two", v, reg.R8, []int{1}, callerTail, "done", func(s step) {
+		r := s.v.vec
+		g.add(s, g.in(s, s.at(reg.RSI, 0), r(lifS)), r(lifZero), r(lifS))
+		g.add(s, g.in(s, s.at(reg.RDX, 0), r(lifTmp)), r(lifS), r(lifS))
+		g.mul(s, g.in(s, s.at(reg.RDI, 0), r(lifU)), r(lifA), r(lifU))
+		g.fma231(s, r(lifS), r(lifC), r(lifU))
+		g.out(s, r(lifU), s.at(reg.RDI, 0))
+		g.spikes(s, r(lifTh), r(lifU), r(lifTmp))
+	})
+
+	g.stream("one", v, reg.R8, []int{1}, callerTail, "done", func(s step) {
+		r := s.v.vec
+		g.mul(s, g.in(s, s.at(reg.RDI, 0), r(lifU)), r(lifA), r(lifU))
+		g.fma231(s, g.in(s, s.at(reg.RSI, 0), r(lifS)), r(lifC), r(lifU))
+		g.out(s, r(lifU), s.at(reg.RDI, 0))
+		g.spikes(s, r(lifTh), r(lifU), r(lifTmp))
+	})
+	g.Label("done")
+	g.ret()
+}
+
+// Vector registers of the chain, besides the neuron's.
+const (
+	chainA1, chainC1, chainA2, chainC2 = 10, 11, 12, 13 // the integrators' constants
+	chainG1, chainG2, chainU, chainTmp = 4, 5, 6, 7     // new states; x in a masked step, AVX2's predicate
+)
+
+// lifChain: two leaky integrators and the neuron they alone feed.
+func (g gen) lifChain(v isa) {
+	g.kernel("lifChain"+v.name,
+		"func(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, mask *uint64)",
+		"is two leaky integrators and the neuron they feed, in one pass: "+
+			"g1 = fma(c1, x1, a1·g1); g2 = fma(c2, x2, a2·g2); u = fma(c, (g1 + 0) + g2, a·u); "+
+			"mask = th < u."+v.multipleOf8("n"))
+	g.args(arg{"a1", v.vec(chainA1)}, arg{"c1", v.vec(chainC1)},
+		arg{"a2", v.vec(chainA2)}, arg{"c2", v.vec(chainC2)},
+		arg{"a", v.vec(lifA)}, arg{"c", v.vec(lifC)}, arg{"th", v.vec(lifTh)},
+		arg{"g1", reg.RSI}, arg{"x1", reg.RDX}, arg{"g2", reg.R10}, arg{"x2", reg.R11}, arg{"u", reg.RDI},
+		arg{"n", reg.R8}, arg{"mask", reg.R9})
+	g.VXORPS(v.vec(lifZero), v.vec(lifZero), v.vec(lifZero))
+	g.XORQ(reg.RAX, reg.RAX)
+
+	g.stream("chain", v, reg.R8, []int{1}, callerTail, "done", func(s step) {
+		r := s.v.vec
+		// Every load of a step before its stores: the arrays are allocated
+		// 4 KiB-aligned alike, and a load behind a store to the same offset
+		// of another array would wait on it (4K aliasing).
+		g.mul(s, g.in(s, s.at(reg.RSI, 0), r(chainG1)), r(chainA1), r(chainG1))
+		g.fma231(s, g.in(s, s.at(reg.RDX, 0), r(chainTmp)), r(chainC1), r(chainG1))
+		g.mul(s, g.in(s, s.at(reg.R10, 0), r(chainG2)), r(chainA2), r(chainG2))
+		g.fma231(s, g.in(s, s.at(reg.R11, 0), r(chainTmp)), r(chainC2), r(chainG2))
+		g.mul(s, g.in(s, s.at(reg.RDI, 0), r(chainU)), r(lifA), r(chainU))
+		g.add(s, r(chainG1), r(lifZero), r(lifS))
+		g.add(s, r(chainG2), r(lifS), r(lifS))
+		g.fma231(s, r(lifS), r(lifC), r(chainU))
+		g.out(s, r(chainG1), s.at(reg.RSI, 0))
+		g.out(s, r(chainG2), s.at(reg.R10, 0))
+		g.out(s, r(chainU), s.at(reg.RDI, 0))
+		g.spikes(s, r(lifTh), r(chainU), r(chainTmp))
+	})
+	g.Label("done")
+	g.ret()
+}
+
+// spikes writes the step's bits th < u at R9 and moves R9 past them. An
+// AVX2 predicate needs the vector register tmp; AVX-512's is K2, and a
+// masked step writes zeros for the lanes past the end.
+func (g gen) spikes(s step, th, u, tmp reg.VecPhysical) {
+	at := operand.Mem{Base: reg.R9}
+	if s.v.masked {
+		g.lessThan(s, th, u, reg.K2)
+		g.KMOVW(reg.K2, at)
+	} else {
+		g.lessThan(s, th, u, tmp)
+		g.bits(s.v, tmp, reg.EBX)
+		g.MOVB(reg.BL, at)
+	}
+	g.ADDQ(operand.Imm(uint64(s.v.lanes/8)), reg.R9)
+}
