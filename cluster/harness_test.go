@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,35 +42,38 @@ type testNode struct {
 	dead    bool
 }
 
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
+// startCluster starts the servers one after another on ports the system
+// picks, read back once each listens (never a port found free and
+// released, which another process could take before the server binds
+// it). Each server routes to those started before it, and the routes
+// they gossip make the mesh whole. JetStream will not start a clustered
+// server that has no route configured, so the first names the hang-up
+// listener, which the test holds while the cluster lives.
 func startCluster(t *testing.T) *testCluster {
 	t.Helper()
 	tc := &testCluster{t: t, nodes: map[string]*testNode{}}
-	routes := make([]int, 3)
-	for i := range routes {
-		routes[i] = freePort(t)
+	hangUp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	urls := ""
-	for i, p := range routes {
-		if i > 0 {
-			urls += ","
+	go func() {
+		for {
+			c, err := hangUp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
 		}
-		urls += fmt.Sprintf("nats://127.0.0.1:%d", p)
-	}
+	}()
+	t.Cleanup(func() { hangUp.Close() })
+	t.Cleanup(tc.close) // runs before hangUp closes: cleanups run last first
+	routes := []*url.URL{{Scheme: "nats", Host: hangUp.Addr().String()}}
 	for i := range 3 {
 		o := &server.Options{
-			ServerName: fmt.Sprintf("s%d", i), Host: "127.0.0.1", Port: freePort(t), NoLog: true, NoSigs: true,
+			ServerName: fmt.Sprintf("s%d", i), Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
 			JetStream: true, StoreDir: t.TempDir(), JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 4 << 30,
-			Cluster: server.ClusterOpts{Name: "neuro-test", Host: "127.0.0.1", Port: routes[i], NoAdvertise: true},
-			Routes:  server.RoutesFromStr(urls),
+			Cluster: server.ClusterOpts{Name: "neuro-test", Host: "127.0.0.1", Port: server.RANDOM_PORT, NoAdvertise: true},
+			Routes:  slices.Clone(routes),
 		}
 		s, err := server.NewServer(o)
 		if err != nil {
@@ -76,11 +81,14 @@ func startCluster(t *testing.T) *testCluster {
 		}
 		go s.Start()
 		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("a NATS server did not start")
+			t.Fatalf("NATS server %d did not start", i)
 		}
 		tc.servers = append(tc.servers, s)
+		if i == 0 {
+			routes = routes[:0]
+		}
+		routes = append(routes, &url.URL{Scheme: "nats", Host: s.ClusterAddr().String()})
 	}
-	t.Cleanup(tc.close)
 	// Wait for JetStream's meta leader: a replicated bucket can be made.
 	nc, err := nats.Connect(tc.servers[0].ClientURL())
 	if err != nil {

@@ -49,10 +49,22 @@ func (k *Keys) apply(e jetstream.KeyValueEntry) {
 		delete(k.byHash, e.Key())
 		return
 	}
-	var r keyRecord
-	if json.Unmarshal(e.Value(), &r) == nil && r.Principal != "" {
-		k.byHash[e.Key()] = r.Principal
+	if p, err := decodeKeyRecord(e.Value()); err == nil {
+		k.byHash[e.Key()] = p
 	}
+}
+
+// decodeKeyRecord reads the principal of a key from its record in the
+// keys bucket.
+func decodeKeyRecord(b []byte) (string, error) {
+	var r keyRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return "", fmt.Errorf("cluster: key record: %w", err)
+	}
+	if r.Principal == "" {
+		return "", errors.New("cluster: key record without a principal")
+	}
+	return r.Principal, nil
 }
 
 func hashKey(key string) string {

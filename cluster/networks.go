@@ -42,8 +42,8 @@ func (n *Node) applyNetwork(e jetstream.KeyValueEntry) {
 		}
 		return
 	}
-	var m netMeta
-	if err := json.Unmarshal(e.Value(), &m); err != nil || m.Network == nil || m.Network.ID != id {
+	m, err := decodeNetMeta(id, e.Value())
+	if err != nil {
 		n.log.Error("a network's record is damaged", "network", id, "err", err)
 		return
 	}
@@ -57,6 +57,19 @@ func (n *Node) applyNetwork(e jetstream.KeyValueEntry) {
 	if err := n.fetchNetwork(m); err != nil {
 		n.log.Error("cannot load a network from the cluster", "network", id, "err", err)
 	}
+}
+
+// decodeNetMeta reads the record another node stored under key in the
+// networks bucket: it must describe the network of that ID.
+func decodeNetMeta(key string, b []byte) (netMeta, error) {
+	var m netMeta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return netMeta{}, fmt.Errorf("cluster: network record %q: %w", key, err)
+	}
+	if m.Network == nil || m.Network.ID != key {
+		return netMeta{}, fmt.Errorf("cluster: network record %q describes no network of that ID", key)
+	}
+	return m, nil
 }
 
 func (n *Node) fetchNetwork(m netMeta) error {

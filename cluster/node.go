@@ -479,12 +479,26 @@ func (n *Node) applySpec(e jetstream.KeyValueEntry) {
 		delete(n.specs, e.Key())
 		return
 	}
-	var s spec
-	if err := json.Unmarshal(e.Value(), &s); err != nil {
+	s, err := decodeSpec(e.Key(), e.Value())
+	if err != nil {
 		n.log.Error("a deployment's record is damaged", "deployment", e.Key(), "err", err)
 		return
 	}
 	n.specs[e.Key()] = s
+}
+
+// decodeSpec reads the record another node stored under key in the
+// deployments bucket. The node keeps specs by key and acts on them by
+// ID, so the two must agree.
+func decodeSpec(key string, b []byte) (spec, error) {
+	var s spec
+	if err := json.Unmarshal(b, &s); err != nil {
+		return spec{}, fmt.Errorf("cluster: deployment record %q: %w", key, err)
+	}
+	if s.ID != key {
+		return spec{}, fmt.Errorf("cluster: deployment record %q names deployment %q", key, s.ID)
+	}
+	return s, nil
 }
 
 func (n *Node) applyLease(e jetstream.KeyValueEntry) {
@@ -494,11 +508,20 @@ func (n *Node) applyLease(e jetstream.KeyValueEntry) {
 		delete(n.leaseOf, e.Key())
 		return
 	}
-	var l lease
-	if err := json.Unmarshal(e.Value(), &l); err != nil {
+	l, err := decodeLease(e.Value())
+	if err != nil {
 		return
 	}
 	n.leaseOf[e.Key()] = leaseEntry{lease: l, rev: e.Revision(), seen: time.Now()}
+}
+
+// decodeLease reads a lease another node stored in the leases bucket.
+func decodeLease(b []byte) (lease, error) {
+	var l lease
+	if err := json.Unmarshal(b, &l); err != nil {
+		return lease{}, fmt.Errorf("cluster: lease: %w", err)
+	}
+	return l, nil
 }
 
 func (n *Node) applyMember(e jetstream.KeyValueEntry) {
@@ -508,10 +531,18 @@ func (n *Node) applyMember(e jetstream.KeyValueEntry) {
 		delete(n.memberOf, e.Key())
 		return
 	}
-	var m member
-	if json.Unmarshal(e.Value(), &m) == nil {
+	if m, err := decodeMember(e.Value()); err == nil {
 		n.memberOf[e.Key()] = m
 	}
+}
+
+// decodeMember reads a node's record in the members bucket.
+func decodeMember(b []byte) (member, error) {
+	var m member
+	if err := json.Unmarshal(b, &m); err != nil {
+		return member{}, fmt.Errorf("cluster: member: %w", err)
+	}
+	return m, nil
 }
 
 func (n *Node) applyAlive(e jetstream.KeyValueEntry) {

@@ -36,12 +36,21 @@ func (n *Node) applyQuota(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: reading the cluster's quota: %v", runtime.ErrDeviceUnavailable, err)
 	}
-	var q runtime.Quota
-	if err := json.Unmarshal(e.Value(), &q); err != nil {
-		return fmt.Errorf("cluster: the stored quota: %w", err)
+	q, err := decodeQuota(e.Value())
+	if err != nil {
+		return err
 	}
 	n.rt.SetQuota(q)
 	return nil
+}
+
+// decodeQuota reads the quota stored in the config bucket.
+func decodeQuota(b []byte) (runtime.Quota, error) {
+	var q runtime.Quota
+	if err := json.Unmarshal(b, &q); err != nil {
+		return runtime.Quota{}, fmt.Errorf("cluster: the stored quota: %w", err)
+	}
+	return q, nil
 }
 
 // checkDeploymentQuota counts owner's deployments in the whole cluster

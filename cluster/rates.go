@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -76,13 +77,15 @@ func (r *RateShare) publish() {
 			return
 		case <-t.C:
 		}
+		// The map is taken, or left, under the lock: Admitted writes
+		// to the one left.
+		var counts map[string]int
 		r.mu.Lock()
-		counts := r.counts
-		if len(counts) > 0 {
-			r.counts = map[string]int{}
+		if len(r.counts) > 0 {
+			counts, r.counts = r.counts, map[string]int{}
 		}
 		r.mu.Unlock()
-		if len(counts) == 0 {
+		if counts == nil {
 			continue
 		}
 		b, err := json.Marshal(rateReport{Node: r.n.o.Name, Counts: counts})
@@ -96,8 +99,8 @@ func (r *RateShare) publish() {
 }
 
 func (r *RateShare) receive(m *nats.Msg) {
-	var rep rateReport
-	if json.Unmarshal(m.Data, &rep) != nil || rep.Node == r.n.o.Name {
+	rep, err := decodeRateReport(m.Data)
+	if err != nil || rep.Node == r.n.o.Name {
 		return
 	}
 	r.mu.Lock()
@@ -109,4 +112,13 @@ func (r *RateShare) receive(m *nats.Msg) {
 	for p, c := range rep.Counts {
 		target.SpentElsewhere(p, c)
 	}
+}
+
+// decodeRateReport reads another node's counts of requests per key.
+func decodeRateReport(b []byte) (rateReport, error) {
+	var rep rateReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return rateReport{}, fmt.Errorf("cluster: rate report: %w", err)
+	}
+	return rep, nil
 }

@@ -1,14 +1,27 @@
 package cluster_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/neuro-go/neuro/cluster"
 	"github.com/neuro-go/neuro/httpapi"
 )
+
+// countingTarget passes the other nodes' counts to a server and adds
+// them up, so that a test can wait for a report to arrive.
+type countingTarget struct {
+	srv  *httpapi.Server
+	seen atomic.Int64
+}
+
+func (c *countingTarget) SpentElsewhere(principal string, n int) {
+	c.srv.SpentElsewhere(principal, n)
+	c.seen.Add(int64(n))
+}
 
 // TestRateLimitAcrossNodes: a key's requests on one node count against
 // its limit on the other, once a report has crossed (RateInterval).
@@ -19,6 +32,7 @@ func TestRateLimitAcrossNodes(t *testing.T) {
 	tc := startCluster(t)
 	defer tc.close()
 	servers := map[string]http.Handler{}
+	targets := map[string]*countingTarget{}
 	for _, name := range []string{"a", "b"} {
 		n := tc.join(name)
 		share, err := n.node.RateShare()
@@ -29,7 +43,8 @@ func TestRateLimitAcrossNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		share.Attach(srv)
+		targets[name] = &countingTarget{srv: srv}
+		share.Attach(targets[name])
 		servers[name] = srv
 	}
 	admitted := func(name string, n int) int {
@@ -46,7 +61,12 @@ func TestRateLimitAcrossNodes(t *testing.T) {
 		return ok
 	}
 	onA := admitted("a", 25)
-	time.Sleep(10 * cluster.RateInterval) // reports cross, with room for a loaded machine
+	eventually(t, 10*time.Second, "b hears of a's requests", func() error {
+		if got := targets["b"].seen.Load(); got < int64(onA) {
+			return fmt.Errorf("b has heard of %d of %d", got, onA)
+		}
+		return nil
+	})
 	onB := admitted("b", 25)
 	t.Logf("limit 30 a minute: %d admitted on a, then %d on b", onA, onB)
 	if onA != 25 || onA+onB > 32 {

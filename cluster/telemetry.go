@@ -111,8 +111,7 @@ func (n *Node) readTelemetry(ctx context.Context) error {
 			return
 		}
 		n.telSeq.Store(md.Sequence.Stream)
-		var rec runtime.Record
-		if json.Unmarshal(m.Data(), &rec) == nil {
+		if rec, err := decodeRecord(m.Data()); err == nil {
 			n.tel.Add(rec)
 		}
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
@@ -123,6 +122,15 @@ func (n *Node) readTelemetry(ctx context.Context) error {
 	}
 	n.telRead.Store(cc)
 	return nil
+}
+
+// decodeRecord reads a telemetry record a node wrote to the stream.
+func decodeRecord(b []byte) (runtime.Record, error) {
+	var rec runtime.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return runtime.Record{}, fmt.Errorf("cluster: telemetry record: %w", err)
+	}
+	return rec, nil
 }
 
 // checkTelemetry reads the stream again when it has held newer records

@@ -276,7 +276,7 @@ func liteGraph(t testing.TB) *snn.Graph {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "models", "train", "runs", "lite-lima", "model.pt"))
 	if err != nil {
-		t.Skipf("neuro-1-lite's model.pt: %v", err)
+		t.Fatalf("neuro-1-lite's model.pt, a committed fixture: %v", err)
 	}
 	defer f.Close()
 	st, _ := f.Stat()

@@ -89,3 +89,86 @@ func FuzzCompileOptions(f *testing.F) {
 		}
 	})
 }
+
+// checkAPIResponse fails unless w is one of want or an OpenAI-shaped
+// 4xx: never a 5xx, whatever the body.
+func checkAPIResponse(t *testing.T, what string, body []byte, w *httptest.ResponseRecorder, want int) {
+	t.Helper()
+	if w.Code == want {
+		return
+	}
+	if w.Code >= 500 || w.Code < 400 {
+		t.Fatalf("%s %q: %d %s", what, body, w.Code, w.Body)
+	}
+	var e apiErr
+	if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Error.Type == "" || e.Error.Message == "" {
+		t.Fatalf("%s %q: error body %s", what, body, w.Body)
+	}
+}
+
+// FuzzDeploymentBody: any body to POST /v1/deployments creates a
+// deployment (201, removed again at once) or is refused with an
+// OpenAI-shaped 4xx; never a panic or a 5xx.
+func FuzzDeploymentBody(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"neuro-1-lite"}`,
+		`{"model":"neuro-1-lite","device":"cpu","id":"fz.1","replicas":2,"max_batch_size":4,"precision":"int8"}`,
+		`{"model":"neuro-1-lite","device":"loihi"}`,
+		`{"model":"neuro-1-lite","device":"loihi","precision":"bfloat16"}`,
+		`{"model":"neuro-1","device":"tpu","id":"a b"}`,
+		`{"model":"neuro-1-lite","node":"n1"}`,
+		`{"model":"neuro-1-lite","replicas":1e300,"max_batch_size":-1}`,
+		`{"model":"neuro-1-lite","id":"` + strings.Repeat("x", 65) + `"}`,
+		`{"model":null,"precision":8}`, `{"model":"neuro-1-lite","model":"x"}`, `[]`, `{`, "\xff", ``,
+	} {
+		f.Add([]byte(s))
+	}
+	s := newTestServer(f, newTestRuntime(f, nil, 2), &Options{MaxReplicas: 2, MaxBatchSize: 8})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		w := do(s, "POST", "/v1/deployments", keyAlice, body)
+		checkAPIResponse(t, "create", body, w, 201)
+		if w.Code != 201 {
+			return
+		}
+		var rec deploymentRecord
+		if err := json.Unmarshal(w.Body.Bytes(), &rec); err != nil || rec.ID == "" || rec.OwnedBy != "alice" {
+			t.Fatalf("create %q: record %s", body, w.Body)
+		}
+		if d := do(s, "DELETE", "/v1/deployments/"+rec.ID, keyAlice, nil); d.Code != 200 {
+			t.Fatalf("delete %s: %d %s", rec.ID, d.Code, d.Body)
+		}
+	})
+}
+
+// FuzzRunBody: any body to POST /v1/deployments/{id}/run on a network's
+// deployment runs (200) or is refused with an OpenAI-shaped 4xx, within
+// the server's bounds; never a panic or a 5xx.
+func FuzzRunBody(f *testing.F) {
+	for _, s := range []string{
+		`{"inputs":[[` + strings.Repeat("0.5,", 63) + `1]]}`,
+		`{"inputs":[[[` + strings.Repeat("1,", 63) + `0],[` + strings.Repeat("0,", 63) + `1]]],"record":["spikes","membrane"],"seed":-9}`,
+		`{"inputs":[[[0,1],[1,0]]],"timesteps":2}`,
+		`{"inputs":[{"events":[[0,5],[3,7]],"timesteps":10}],"record":["membrane"]}`,
+		`{"inputs":[{"events":[[0,64],[-1,1],[1e20,0]],"timesteps":4}]}`,
+		`{"inputs":[[1e39]],"timesteps":0}`, `{"inputs":[[ ]]}`, `{"inputs":[[[ ]]]}`, `{"inputs":[{}]}`,
+		`{"inputs":[],"model":"x"}`, `{"inputs":"seven"}`, `{"inputs":[null]}`, `{"record":[1]}`, `[`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	s := newTestServer(f, newTestRuntime(f, nil, 2), &Options{MaxRunSamples: 4, MaxRunTimesteps: 64, MaxRunValues: 1 << 12, MaxRecordedValues: 1 << 12})
+	net := compileDigits(f, s, keyAlice)
+	if w := do(s, "POST", "/v1/deployments", keyAlice, `{"model":"`+net+`","id":"fz-digits","max_batch_size":4}`); w.Code != 201 {
+		f.Fatalf("deploy: %d %s", w.Code, w.Body)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		w := do(s, "POST", "/v1/deployments/fz-digits/run", keyAlice, body)
+		checkAPIResponse(t, "run", body, w, 200)
+		if w.Code != 200 {
+			return
+		}
+		var res runResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || len(res.Outputs) == 0 || len(res.Outputs) > 4 {
+			t.Fatalf("run %q: response %s", body, w.Body)
+		}
+	})
+}

@@ -34,7 +34,7 @@ func readDigits(t testing.TB) *digitsFixture {
 }
 
 // compileDigits compiles the digits MLP for key and returns its id.
-func compileDigits(t *testing.T, s *Server, key string) string {
+func compileDigits(t testing.TB, s *Server, key string) string {
 	t.Helper()
 	calib, _ := json.Marshal(readDigits(t).Calibration.Inputs[:64])
 	w := do(s, "POST", "/v1/compile", key, compileBody("onnx", readFixture(t, "compile/testdata/digits/mlp.onnx"),

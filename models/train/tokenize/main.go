@@ -1,24 +1,14 @@
 // Command tokenize turns the project corpus into uint16 token arrays for
 // training the neuro-1 language models.
 //
-// It reads every file that models/tokenizers/heldout.json lists, checks its
-// size and SHA-256, and splits it where that file says: bytes [0,
-// train_bytes) are the training part, the rest is held out (val). Plain
-// text files are one document each, followed by <|endoftext|>. Dialogue
-// .jsonl files are rendered conversation by conversation with the project
-// chat template (tokenizer.NeuroChatTemplate): the first speaker of a
-// conversation is the user, the other the assistant (Taskmaster's "user"
-// and "assistant" keep their roles); each conversation is followed by
-// <|endoftext|>.
-//
-// Sources group the files: the 58 books under extra/*.txt are one source,
-// "books"; every other file is its own source, named after the file. For
-// each source and split it writes <out>/<source>.<split>.u16 (little-endian
-// uint16 ids) and, for all of them, <out>/index.json with the token counts
-// and byte counts: text_bytes counts the bytes of corpus text the tokens
-// encode (the document, or the turns' texts; the denominator of bits per
-// byte), rendered_bytes the bytes of the decoded tokens, template and
-// separators included.
+// It encodes the corpus with package split (which says how the files are
+// checked, split, rendered and grouped into sources) and writes, for each
+// source and split, <out>/<source>.<split>.u16 (little-endian uint16 ids)
+// and, for all of them, <out>/index.json with the token counts and byte
+// counts: text_bytes counts the bytes of corpus text the tokens encode
+// (the document, or the turns' texts; the denominator of bits per byte),
+// rendered_bytes the bytes of the decoded tokens, template and separators
+// included.
 //
 // Usage, from models/train (the corpus is models/train/corpus):
 //
@@ -26,42 +16,18 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"log"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/neuro-go/neuro/models/tokenizers"
-	"github.com/neuro-go/neuro/tokenizer"
+	"github.com/neuro-go/neuro/models/train/split"
 )
-
-type heldout struct {
-	Sources []struct {
-		File       string `json:"file"`
-		Size       int64  `json:"size"`
-		TrainBytes int64  `json:"train_bytes"`
-		SHA256     string `json:"sha256"`
-	} `json:"sources"`
-}
-
-// part is one source's split: the ids and what they encode.
-type part struct {
-	ids           []int
-	textBytes     int64
-	renderedBytes int64
-	documents     int
-}
 
 // splitIndex is one split of a source in index.json.
 type splitIndex struct {
@@ -102,86 +68,38 @@ func main() {
 
 func run(corpus, heldoutPath, tokName, out string) error {
 	start := time.Now()
+	rec, err := split.ReadRecord(heldoutPath)
+	if err != nil {
+		return err
+	}
+	sources, err := split.Encode(corpus, rec, tokName, nil)
+	if err != nil {
+		return err
+	}
 	tok, err := tokenizers.Load(tokName)
 	if err != nil {
 		return err
 	}
-	if tok.VocabSize() > 1<<16 {
-		return fmt.Errorf("vocabulary of %d does not fit uint16", tok.VocabSize())
-	}
-	if err := tok.SetChatTemplate(tokenizer.NeuroChatTemplate()); err != nil {
-		return err
-	}
-	eot, ok := tok.SpecialID(tokenizer.EndOfText)
-	if !ok {
-		return errors.New("tokenizer has no <|endoftext|>")
-	}
-	raw, err := os.ReadFile(heldoutPath)
-	if err != nil {
-		return err
-	}
-	var ho heldout
-	if err := json.Unmarshal(raw, &ho); err != nil {
-		return fmt.Errorf("%s: %w", heldoutPath, err)
-	}
-	var rule struct {
-		Rule string `json:"rule"`
-	}
-	_ = json.Unmarshal(raw, &rule)
-	idx := &index{Tokenizer: tokName, VocabSize: tok.VocabSize(), Corpus: corpus, Rule: rule.Rule, Sources: map[string]*sourceIndex{}}
-	parts := map[string]*[2]part{}
-	for _, s := range ho.Sources {
-		data, err := os.ReadFile(filepath.Join(corpus, s.File))
-		if err != nil {
-			return err
-		}
-		if int64(len(data)) != s.Size {
-			return fmt.Errorf("%s: size %d, heldout.json says %d", s.File, len(data), s.Size)
-		}
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != s.SHA256 {
-			return fmt.Errorf("%s: SHA-256 differs from heldout.json", s.File)
-		}
-		name := sourceName(s.File)
-		p := parts[name]
-		if p == nil {
-			p = &[2]part{}
-			parts[name] = p
-			idx.Sources[name] = &sourceIndex{}
-		}
-		idx.Sources[name].Files = append(idx.Sources[name].Files, s.File)
-		for i, text := range [2][]byte{data[:s.TrainBytes], data[s.TrainBytes:]} {
-			if strings.HasSuffix(s.File, ".jsonl") {
-				err = addDialogues(tok, eot, &p[i], text)
-			} else {
-				addDocument(tok, eot, &p[i], text)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", s.File, err)
-			}
-		}
-	}
+	idx := &index{Tokenizer: tokName, VocabSize: tok.VocabSize(), Corpus: corpus, Rule: rec.Rule, Sources: map[string]*sourceIndex{}}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	names := make([]string, 0, len(parts))
-	for n := range parts {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		for i, split := range []string{"train", "val"} {
-			p := &parts[n][i]
-			file := n + "." + split + ".u16"
-			if err := writeU16(filepath.Join(out, file), p.ids); err != nil {
+	for _, s := range sources {
+		si := &sourceIndex{Files: s.Files}
+		idx.Sources[s.Name] = si
+		for i, p := range []*split.Part{&s.Train, &s.Val} {
+			name := []string{"train", "val"}[i]
+			file := s.Name + "." + name + ".u16"
+			if err := writeU16(filepath.Join(out, file), p.IDs); err != nil {
 				return err
 			}
-			si := splitIndex{File: file, Tokens: len(p.ids), TextBytes: p.textBytes, RenderedBytes: p.renderedBytes, Documents: p.documents}
+			e := splitIndex{File: file, Tokens: len(p.IDs), TextBytes: p.TextBytes, RenderedBytes: p.RenderedBytes, Documents: p.Documents}
 			if i == 0 {
-				idx.Sources[n].Train = si
+				si.Train = e
 			} else {
-				idx.Sources[n].Val = si
+				si.Val = e
 			}
-			log.Printf("%-24s %-5s %9d tokens %10d text bytes %6d documents", n, split, si.Tokens, si.TextBytes, si.Documents)
+			log.Printf("%-24s %-5s %9d tokens %10d text bytes %6d documents", s.Name, name, e.Tokens, e.TextBytes, e.Documents)
 		}
 	}
 	js, err := json.MarshalIndent(idx, "", "  ")
@@ -193,77 +111,6 @@ func run(corpus, heldoutPath, tokName, out string) error {
 	}
 	log.Printf("wrote %s in %.1fs", out, time.Since(start).Seconds())
 	return nil
-}
-
-// sourceName groups the books under extra/*.txt as "books"; any other file
-// is its own source.
-func sourceName(file string) string {
-	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-	if strings.HasPrefix(file, "extra/") && strings.HasSuffix(file, ".txt") {
-		return "books"
-	}
-	return base
-}
-
-func addDocument(tok *tokenizer.Tokenizer, eot int, p *part, text []byte) {
-	if len(text) == 0 {
-		return
-	}
-	n0 := len(p.ids)
-	p.ids = tok.AppendEncode(p.ids, string(text))
-	p.ids = append(p.ids, eot)
-	p.textBytes += int64(len(text))
-	p.renderedBytes += int64(len(tok.Decode(p.ids[n0:])))
-	p.documents++
-}
-
-type conversation struct {
-	Turns []struct {
-		Speaker string `json:"speaker"`
-		Text    string `json:"text"`
-	} `json:"turns"`
-}
-
-// addDialogues renders each line of text, one conversation, as a chat.
-func addDialogues(tok *tokenizer.Tokenizer, eot int, p *part, text []byte) error {
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var c conversation
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
-		if len(c.Turns) == 0 {
-			continue
-		}
-		msgs := make([]tokenizer.Message, 0, len(c.Turns))
-		first := c.Turns[0].Speaker
-		for _, t := range c.Turns {
-			role := "assistant"
-			switch {
-			case t.Speaker == "user" || t.Speaker == "assistant":
-				role = t.Speaker
-			case t.Speaker == first:
-				role = "user"
-			}
-			msgs = append(msgs, tokenizer.Message{Role: role, Content: t.Text})
-			p.textBytes += int64(len(t.Text))
-		}
-		ids, err := tok.EncodeChat(msgs, false)
-		if err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
-		n0 := len(p.ids)
-		p.ids = append(append(p.ids, ids...), eot)
-		p.renderedBytes += int64(len(tok.Decode(p.ids[n0:])))
-		p.documents++
-	}
-	return sc.Err()
 }
 
 func writeU16(path string, ids []int) error {
