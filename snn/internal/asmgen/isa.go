@@ -232,16 +232,6 @@ func (g gen) fma231(s step, a, b, dst operand.Op) { pick(s, g.VFMADD231PS, g.VFM
 // fma213 sets dst = fma(b, dst, a), one rounding.
 func (g gen) fma213(s step, a, b, dst operand.Op) { pick(s, g.VFMADD213PS, g.VFMADD213SS)(a, b, dst) }
 
-// stages emits each stage for vectors 0 to n−1 before the next stage:
-// the vectors' chains are independent, so their latencies overlap.
-func stages(n int, stages ...func(i int)) {
-	for _, stage := range stages {
-		for i := range n {
-			stage(i)
-		}
-	}
-}
-
 // lessThan sets the predicate p to a < b (ltOQ), lane by lane; in a masked
 // step the lanes past the end are false. p is a vector of all-ones lanes
 // for AVX2, a mask register for AVX-512.

@@ -49,45 +49,53 @@ func (g gen) stream(prefix string, v isa, cnt reg.Register, unroll []int, t tail
 	}
 }
 
-// axpby: y[i] = fma(b, x[i], a·y[i]).
-func (g gen) axpby(v isa) {
-	g.kernel("axpby"+v.name, "func(a, b float32, y, x *float32, n int)",
-		"sets y[i] = b·x[i] + (a·y[i]), one rounding for the multiply-add.")
-	// Vector registers: a, b, then a product per vector, then x in a
-	// masked step.
-	const ra, rb, rt, rx = 0, 1, 2, 6
-	g.args(arg{"a", v.vec(ra)}, arg{"b", v.vec(rb)}, arg{"y", reg.RDI}, arg{"x", reg.RSI}, arg{"n", reg.RDX})
+// elementwise emits the loops of an elementwise kernel over the DX
+// elements of its arrays and its return. Each step runs every stage on
+// each of its vectors before the next stage: the vectors' chains are
+// independent, so their latencies overlap.
+func (g gen) elementwise(v isa, t tail, stages ...func(s step, i int)) {
 	g.XORQ(reg.RAX, reg.RAX)
-	g.stream("", v, reg.RDX, []int{4, 1}, scalarTail, "done", func(s step) {
-		r := s.v.vec
-		stages(s.n, func(i int) {
-			g.mul(s, g.in(s, s.at(reg.RDI, i), r(rt+i)), r(ra), r(rt+i))
-		}, func(i int) {
-			g.fma231(s, g.in(s, s.at(reg.RSI, i), r(rx)), r(rb), r(rt+i))
-		}, func(i int) {
-			g.out(s, r(rt+i), s.at(reg.RDI, i))
-		})
+	g.stream("", v, reg.RDX, []int{4, 1}, t, "done", func(s step) {
+		for _, stage := range stages {
+			for i := range s.n {
+				stage(s, i)
+			}
+		}
 	})
 	g.Label("done")
 	g.ret()
 }
 
+// Vector registers of axpby and scal: a, b, then a product per vector,
+// then x in a masked step.
+const axpbyA, axpbyB, axpbyT, axpbyX = 0, 1, 2, 6
+
+// axpby: y[i] = fma(b, x[i], a·y[i]).
+func (g gen) axpby(v isa) {
+	g.kernel("axpby"+v.name, "func(a, b float32, y, x *float32, n int)",
+		"sets y[i] = b·x[i] + (a·y[i]), one rounding for the multiply-add.")
+	g.args(arg{"a", v.vec(axpbyA)}, arg{"b", v.vec(axpbyB)},
+		arg{"y", reg.RDI}, arg{"x", reg.RSI}, arg{"n", reg.RDX})
+	g.elementwise(v, scalarTail, g.scaleY, func(s step, i int) {
+		g.fma231(s, g.in(s, s.at(reg.RSI, i), s.v.vec(axpbyX)), s.v.vec(axpbyB), s.v.vec(axpbyT+i))
+	}, g.storeY)
+}
+
 // scal: y[i] = a·y[i].
 func (g gen) scal(v isa) {
 	g.kernel("scal"+v.name, "func(a float32, y *float32, n int)", "sets y[i] = a·y[i].")
-	const ra, rt = 0, 2
-	g.args(arg{"a", v.vec(ra)}, arg{"y", reg.RDI}, arg{"n", reg.RDX})
-	g.XORQ(reg.RAX, reg.RAX)
-	g.stream("", v, reg.RDX, []int{4, 1}, scalarTail, "done", func(s step) {
-		r := s.v.vec
-		stages(s.n, func(i int) {
-			g.mul(s, g.in(s, s.at(reg.RDI, i), r(rt+i)), r(ra), r(rt+i))
-		}, func(i int) {
-			g.out(s, r(rt+i), s.at(reg.RDI, i))
-		})
-	})
-	g.Label("done")
-	g.ret()
+	g.args(arg{"a", v.vec(axpbyA)}, arg{"y", reg.RDI}, arg{"n", reg.RDX})
+	g.elementwise(v, scalarTail, g.scaleY, g.storeY)
+}
+
+// scaleY is the stage t_i = a·y_i of axpby and scal.
+func (g gen) scaleY(s step, i int) {
+	g.mul(s, g.in(s, s.at(reg.RDI, i), s.v.vec(axpbyT+i)), s.v.vec(axpbyA), s.v.vec(axpbyT+i))
+}
+
+// storeY is the stage y_i = t_i of axpby and scal.
+func (g gen) storeY(s step, i int) {
+	g.out(s, s.v.vec(axpbyT+i), s.at(reg.RDI, i))
 }
 
 // axpyW: y[i] = fma(a, w[i], y[i]) with narrow weights w.
@@ -97,19 +105,13 @@ func (g gen) axpyW(v isa, w weight) {
 	// Vector registers: y in a masked step, a, then the weights.
 	const ry, ra, rw = 0, 8, 9
 	g.args(arg{"a", v.vec(ra)}, arg{"w", reg.R11}, arg{"y", reg.RDI}, arg{"n", reg.RDX})
-	g.XORQ(reg.RAX, reg.RAX)
-	g.stream("", v, reg.RDX, []int{4, 1}, callerTail, "done", func(s step) {
-		r := s.v.vec
-		stages(s.n, func(i int) {
-			g.loadWeights(s, w, w.at(s, reg.R11, i), r(rw+i))
-		}, func(i int) {
-			g.fma213(s, g.in(s, s.at(reg.RDI, i), r(ry)), r(ra), r(rw+i))
-		}, func(i int) {
-			g.out(s, r(rw+i), s.at(reg.RDI, i))
-		})
+	g.elementwise(v, callerTail, func(s step, i int) {
+		g.loadWeights(s, w, w.at(s, reg.R11, i), s.v.vec(rw+i))
+	}, func(s step, i int) {
+		g.fma213(s, g.in(s, s.at(reg.RDI, i), s.v.vec(ry)), s.v.vec(ra), s.v.vec(rw+i))
+	}, func(s step, i int) {
+		g.out(s, s.v.vec(rw+i), s.at(reg.RDI, i))
 	})
-	g.Label("done")
-	g.ret()
 }
 
 // nextAbove: the first i with u[i] > th, or n.
