@@ -139,8 +139,6 @@ func (d *Deployment) accepting() error {
 }
 
 // start loads the replicas onto dev. The deployment is already listed
-// (status loading); start writes only what the mutex guards.
-// start loads the replicas onto dev. The deployment is already listed
 // (status loading); start writes only what the mutex guards, and marks
 // the deployment failed when a replica cannot load.
 func (d *Deployment) start(ctx context.Context, dev hal.Device) error {
