@@ -1,6 +1,7 @@
 package train_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -39,20 +40,22 @@ const (
 	sliceTolerance = 1e-6
 	// fullTolerance bounds, in bits per byte, how far the Go simulator's
 	// figure over the whole held-out split may be from train.py's in
-	// results.json (PyTorch, float32): the two agree to 1e-3 in every
-	// logit (TestMatchesPyTorch).
-	fullTolerance = 2e-4
+	// results.json (PyTorch, float32), overall and per source. The two
+	// agree to 1e-3 in every logit (TestMatchesPyTorch); the figures
+	// differ by 4.2e-6 at most for neuro-1-lite, 1.0e-5 for
+	// neuro-1-standard and 4.1e-5 for neuro-1-heavy.
+	fullTolerance = 1e-4
 )
 
 // sliceRecord is testdata/heldout.json.
 type sliceRecord struct {
 	Command     string                 `json:"command"`
+	Description string                 `json:"description"`
 	Tokens      int                    `json:"tokens_per_source"`
 	Window      int                    `json:"window"`
-	Kernels     string                 `json:"kernels"`
-	Models      map[string]*sliceModel `json:"models"`
 	Precisions  []string               `json:"precisions"`
-	Description string                 `json:"description"`
+	Kernels     string                 `json:"kernels"` // of the machine that wrote it
+	Models      map[string]*sliceModel `json:"models"`
 }
 
 type sliceModel struct {
@@ -189,8 +192,14 @@ func TestHeldOut(t *testing.T) {
 	t.Logf("slice evaluated in %v", time.Since(start).Round(time.Millisecond))
 	fixture := filepath.Join("testdata", "heldout.json")
 	if *update {
-		b, _ := json.MarshalIndent(got, "", "  ")
-		if err := os.WriteFile(fixture, append(b, '\n'), 0o644); err != nil {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(got); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fixture, b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -251,7 +260,7 @@ func TestHeldOut(t *testing.T) {
 func heldOutBPB(t *testing.T, p *compile.Program, prec snn.Precision, sources []*split.Source, limit int) (float64, map[string]float64) {
 	t.Helper()
 	per := map[string]float64{}
-	var bits, bytes float64
+	var bits, nbytes float64
 	for _, s := range sources {
 		ids := s.Val.IDs
 		if limit > 0 {
@@ -264,9 +273,9 @@ func heldOutBPB(t *testing.T, p *compile.Program, prec snn.Precision, sources []
 		n := float64(s.Val.TextBytes) * float64(len(ids)-1) / float64(len(s.Val.IDs)-1)
 		per[s.Name] = b / n
 		bits += b
-		bytes += n
+		nbytes += n
 	}
-	return bits / bytes, per
+	return bits / nbytes, per
 }
 
 // sourceBits is the cross-entropy in bits of predicting every token of

@@ -1,5 +1,6 @@
 // Package hal is the hardware abstraction: the same compiled Program runs on
-// the CPU simulator or on a neuromorphic chip (emulated bit-accurately here)
+// the CPU simulator or on an emulated neuromorphic chip (loihi, bit for bit
+// with Lava's fixed-point models; xylo, modelled on SynSense's xylosim)
 // through one small interface.
 //
 // # Overview

@@ -34,12 +34,11 @@ import (
 // event is one line of `go test -json` (cmd/test2json), and of the build
 // events `go test -json` interleaves with them.
 type event struct {
-	Action      string
-	Package     string
-	Test        string
-	Output      string
-	ImportPath  string // build-output and build-fail
-	FailedBuild string
+	Action     string
+	Package    string
+	Test       string
+	Output     string
+	ImportPath string // build-output and build-fail
 }
 
 // skip is a skipped test and why.

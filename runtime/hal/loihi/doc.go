@@ -171,11 +171,15 @@
 // # Invariants
 //
 //   - Exact where stated: given a Network, Step computes what Lava's
-//     PyLifModelBitAcc and PyDenseModelBitAcc compute, bit for bit (the
+//     PyLifModelBitAcc and PyDenseModelBitAcc compute, bit for bit. The
 //     tests check hand-worked vectors for decay rounding, wraps, clips,
-//     thresholds, reset, bias and weight exponents); the reset variants
-//     differ from it only in the spike stage (Neuron.Step, checked on
-//     hand-worked vectors too).
+//     thresholds, reset, bias and weight exponents, and compare the
+//     neuron, the weight clipping and truncation, the weight exponent and
+//     a Dense feeding a LIF with what Lava's own process models computed
+//     (lava_test.go; testdata/lava/gen.py runs them), state for state and
+//     step for step. That is Lava's Python model, not silicon. The reset
+//     variants differ from it only in the spike stage (Neuron.Step,
+//     checked on hand-worked vectors too).
 //   - Timing follows the Program, not Lava's pipeline: layers are evaluated
 //     in the float simulator's plan order, so a feed-forward edge carries
 //     this step's spikes and an edge closing a cycle the previous step's.

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"testing"
 
 	"github.com/neuro-go/neuro/compile"
@@ -80,80 +81,166 @@ func frameworkProgram(t *testing.T, name string) (*compile.Program, frameworkNet
 	return &compile.Program{Name: name, Graph: g, Dt: dt, Timesteps: ref.Steps}, ref
 }
 
+// layerDiff is how far the chip's spike trains of one layer are from the
+// library's over a run: spike counts and first-spike steps, per neuron.
+type layerDiff struct {
+	kind        string
+	want, got   []int // spike counts per neuron
+	total       int   // Σ |count difference|
+	worst       int   // max |count difference|
+	firstShift  int   // max |first-spike step difference| over neurons that spike in both
+	onlyOne     int   // neurons that spike in one run and not the other
+	spikes      int   // the library's spikes
+	saturations int64 // the instance's, over the whole network
+}
+
+// runFramework runs a fixture on the emulator with the given Config and
+// measures every spiking layer against the library's spike trains.
+func runFramework(t *testing.T, name string, cfg *loihi.Config) (map[string]*layerDiff, string) {
+	t.Helper()
+	p, ref := frameworkProgram(t, name)
+	dev, err := loihi.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hi, err := dev.Load(context.Background(), p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chip := hi.(*loihi.Instance)
+	diffs := map[string]*layerDiff{}
+	wantFirst, gotFirst := map[string][]int{}, map[string][]int{}
+	for l, tr := range ref.Layers {
+		if tr.Kind == "LICell" {
+			continue
+		}
+		n := len(tr.Spikes[0])
+		diffs[l] = &layerDiff{kind: tr.Kind, want: make([]int, n), got: make([]int, n)}
+		wantFirst[l], gotFirst[l] = slices.Repeat([]int{-1}, n), slices.Repeat([]int{-1}, n)
+	}
+	x := make([]float32, len(ref.Input[0]))
+	for step := range ref.Steps {
+		for i, v := range ref.Input[step] {
+			x[i] = float32(v)
+		}
+		if err := chip.Step(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+		for l, d := range diffs {
+			out := chip.NodeOutput(l)
+			if len(out) != len(d.got) {
+				t.Fatalf("layer %s: %d outputs, the library's has %d", l, len(out), len(d.got))
+			}
+			for i, s := range out {
+				if s != 0 {
+					d.got[i]++
+					if gotFirst[l][i] < 0 {
+						gotFirst[l][i] = step
+					}
+				}
+				if ref.Layers[l].Spikes[step][i] != 0 {
+					d.want[i]++
+					if wantFirst[l][i] < 0 {
+						wantFirst[l][i] = step
+					}
+				}
+			}
+		}
+	}
+	for l, d := range diffs {
+		d.saturations = chip.Saturations()
+		for i := range d.got {
+			c := abs(d.got[i] - d.want[i])
+			d.total += c
+			d.worst = max(d.worst, c)
+			d.spikes += d.want[i]
+			wf, gf := wantFirst[l][i], gotFirst[l][i]
+			switch {
+			case wf >= 0 && gf >= 0:
+				d.firstShift = max(d.firstShift, abs(gf-wf))
+			case wf >= 0 || gf >= 0:
+				d.onlyOne++
+			}
+		}
+	}
+	return diffs, ref.Library
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// frameworkBound is what the fixed-point run may cost one layer of a
+// fixture: the largest |spike count difference| of a neuron, their sum,
+// the largest shift of a first spike (steps), and how many neurons may
+// spike in one run only.
+type frameworkBound struct {
+	worst, total, firstShift, onlyOne int
+}
+
+// frameworkBounds are the differences measured on each fixture's layers
+// over its 100 steps (in the comments: per-neuron worst, total, first-spike
+// shift, neurons spiking in one run only), plus a margin of 1 spike per
+// neuron, 2 spikes in total and 2 steps of first-spike shift, and none for
+// a neuron that falls silent or wakes up; a change to the conversion that
+// costs more precision fails here.
+//
+// What they measure is quantisation, not arithmetic (lava_test.go checks
+// the arithmetic against Lava): inputs on a 1/64 grid (10 levels for
+// snnTorch's Synaptic fixtures, whose inputs stay below 0.15), 8-bit
+// weights, 12-bit decays, thresholds on a grid of 2^6 units of v. The
+// counts move where a neuron fires steadily (Synaptic's rate-saturated
+// neurons gain up to 4 of ~95), and the first spikes where a neuron only
+// grazes its threshold: Norse LIF layer 3's neuron 1 crosses it alone at
+// step 19, which the chip misses, and first fires at step 63. Neither
+// 16-bit inputs nor a headroom of 64 thresholds shrinks them as a whole
+// (they move single counts either way; a larger headroom costs threshold
+// resolution and makes Norse's worse): the 79 saturations of
+// norse_lifrecurrent, layer 0's v clipped at −16 thresholds, do not
+// change a count.
+var frameworkBounds = map[string]frameworkBound{
+	"snntorch_leaky/1":       {2, 3, 2, 0},  // 1, 1, 0, 0
+	"snntorch_leaky/3":       {2, 3, 2, 0},  // 1, 1, 0, 0
+	"snntorch_synaptic/1":    {5, 18, 8, 0}, // 4, 16, 6, 0
+	"snntorch_synaptic/3":    {5, 6, 7, 0},  // 4, 4, 5, 0
+	"snntorch_rleaky/1":      {1, 2, 2, 0},  // 0, 0, 0, 0
+	"snntorch_rleaky/3":      {2, 3, 2, 0},  // 1, 1, 0, 0
+	"snntorch_rsynaptic_v/1": {3, 7, 4, 0},  // 2, 5, 2, 0
+	"norse_lif/1":            {2, 4, 4, 0},  // 1, 2, 2, 0
+	"norse_lif/3":            {3, 7, 46, 0}, // 2, 5, 44, 0
+	"norse_lifrecurrent/0":   {2, 5, 2, 0},  // 1, 3, 0, 0
+	// Layer 2 fires 12 spikes in all, 11 of them neuron 1's, late in
+	// the run (steps 69 to 99): 3 of those move.
+	"norse_lifrecurrent/2": {4, 6, 8, 0}, // 3, 4, 6, 0
+}
+
 // TestFrameworkNetworks deploys the snnTorch (Leaky, Synaptic, RLeaky,
 // RSynaptic) and Norse (LIF, LIFRecurrent) fixture networks on the
 // emulator, which needs the reset microcode variants for them (snnTorch
 // subtracts th/β; Norse's second LIF resets to −0.1) and, for RSynaptic's
 // one-to-one recurrence, a diagonal synapse node; runs the 100 input
-// steps the library ran; and compares every spiking layer's spike count
-// per neuron with the library's. The chip's run is fixed point (8-bit
-// weights, 12-bit decays, inputs on a 1/64 grid), so counts differ by a
-// few spikes: the test logs the difference and bounds it. (Inputs of 16
-// bits do not shrink it: the weights and decays dominate.)
+// steps the library ran; and compares every spiking layer's spike counts
+// and first-spike steps with the library's, within frameworkBounds.
 func TestFrameworkNetworks(t *testing.T) {
 	for _, name := range []string{"snntorch_leaky", "snntorch_synaptic", "snntorch_rleaky", "snntorch_rsynaptic_v", "norse_lif", "norse_lifrecurrent"} {
 		t.Run(name, func(t *testing.T) {
-			p, ref := frameworkProgram(t, name)
-			dev, err := loihi.New(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hi, err := dev.Load(context.Background(), p, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			chip := hi.(*loihi.Instance)
-			layers := make([]string, 0, len(ref.Layers))
-			for l, tr := range ref.Layers {
-				if tr.Kind != "LICell" {
-					layers = append(layers, l)
-				}
-			}
-			sort.Strings(layers)
-			want, got := map[string][]int{}, map[string][]int{}
+			diffs, lib := runFramework(t, name, nil)
+			layers := slices.Sorted(maps.Keys(diffs))
 			for _, l := range layers {
-				want[l] = make([]int, len(ref.Layers[l].Spikes[0]))
-				got[l] = make([]int, len(want[l]))
-			}
-			x := make([]float32, len(ref.Input[0]))
-			for step := range ref.Steps {
-				for i, v := range ref.Input[step] {
-					x[i] = float32(v)
+				d := diffs[l]
+				t.Logf("%s layer %s (%s): %s %v, loihi %v: |difference| %d spikes in %d (%.1f%%), at most %d per neuron; first spikes moved by at most %d steps, %d neurons spike in one run only; %d saturations",
+					name, l, d.kind, lib, d.want, d.got, d.total, d.spikes, 100*float64(d.total)/math.Max(1, float64(d.spikes)), d.worst, d.firstShift, d.onlyOne, d.saturations)
+				b, ok := frameworkBounds[name+"/"+l]
+				if !ok {
+					t.Errorf("layer %s: no bound", l)
+					continue
 				}
-				if err := chip.Step(context.Background(), x); err != nil {
-					t.Fatal(err)
-				}
-				for _, l := range layers {
-					out := chip.NodeOutput(l)
-					if len(out) != len(got[l]) {
-						t.Fatalf("layer %s: %d outputs, the library's has %d", l, len(out), len(got[l]))
-					}
-					for i, s := range out {
-						if s != 0 {
-							got[l][i]++
-						}
-						if ref.Layers[l].Spikes[step][i] != 0 {
-							want[l][i]++
-						}
-					}
-				}
-			}
-			for _, l := range layers {
-				total, worst, spikes := 0, 0, 0
-				for i := range got[l] {
-					d := got[l][i] - want[l][i]
-					if d < 0 {
-						d = -d
-					}
-					total += d
-					worst = max(worst, d)
-					spikes += want[l][i]
-				}
-				t.Logf("%s layer %s (%s): %s %v, loihi %v: |difference| %d spikes in %d (%.1f%%), at most %d per neuron; %d saturations",
-					name, l, ref.Layers[l].Kind, ref.Library, want[l], got[l], total, spikes, 100*float64(total)/math.Max(1, float64(spikes)), worst, chip.Saturations())
-				// A few spikes per neuron over 100 steps at most.
-				if worst > 5 || total > 3*len(got[l]) {
-					t.Errorf("layer %s: loihi differs from %s by %d spikes (at most %d per neuron)", l, ref.Library, total, worst)
+				if d.worst > b.worst || d.total > b.total || d.firstShift > b.firstShift || d.onlyOne > b.onlyOne {
+					t.Errorf("layer %s: loihi differs from %s by %d spikes (at most %d per neuron), first spikes by %d steps, %d neurons spike in one run only; the bound is %d, %d per neuron, %d steps, %d neurons",
+						l, lib, d.total, d.worst, d.firstShift, d.onlyOne, b.total, b.worst, b.firstShift, b.onlyOne)
 				}
 			}
 		})

@@ -7,9 +7,10 @@ import (
 )
 
 // Core is the integer model of the Xylo Audio 2 SNN core, stepping a batch
-// of independent states. It is bit-exact to xylosim 0.1.3 (src/v2/cpp,
+// of independent states. It is modelled on xylosim 0.1.3 (src/v2/cpp,
 // XyloLayer::evolve and XyloIAFNeuron::evolve), the simulator Rockpool's
-// syns61201.XyloSim runs. One step of one slot is, in this order:
+// syns61201.XyloSim runs; xylosim is a closed binary, so the package doc
+// says what is checked against a reference and what is not. One step of one slot is, in this order:
 //
 //  1. Input events: each input channel's count (at most 15) adds its
 //     weights, shifted left by ShiftIn, to the synaptic currents of its

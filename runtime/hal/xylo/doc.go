@@ -1,9 +1,10 @@
-// Package xylo is the hal backend of SynSense Xylo Audio 2 (SYNS61201),
-// emulated bit-accurately: it runs the integer model of xylosim, the
-// simulator Rockpool's syns61201.XyloSim wraps. A program that links it
-// builds the device with New and a typed Config; one that chooses devices
-// by name imports it for its side effect and gives the Config's fields as
-// strings:
+// Package xylo is the hal backend of SynSense Xylo Audio 2 (SYNS61201): an
+// integer emulator modelled on xylosim, the simulator Rockpool's
+// syns61201.XyloSim wraps. xylosim is a closed binary, so the emulator is
+// not checked against it (see "What is verified" below). A program that
+// links it builds the device with New and a typed Config; one that
+// chooses devices by name imports it for its side effect and gives the
+// Config's fields as strings:
 //
 //	import _ "github.com/neuro-go/neuro/runtime/hal/xylo"
 //	dev, err := hal.Open("xylo", hal.Config{Options: map[string]string{"input_quantum": "0.25"}})
@@ -22,8 +23,9 @@
 //   - Network is a configuration in the chip's integers, as Rockpool's
 //     config_from_specification takes it; Validate checks it against the
 //     chip's limits.
-//   - Core steps a Network over a batch of states, bit-exact to xylosim
-//     (core.go gives the order of operations), allocating nothing.
+//   - Core steps a Network over a batch of states in the integer
+//     arithmetic modelled on xylosim (core.go gives the order of
+//     operations), allocating nothing.
 //   - Convert maps a float compile.Program onto a Network: Input → weights
 //     → spiking hidden nodes (LIF, CubaLIF; recurrence allowed) → weights →
 //     one output node (LIF, CubaLIF, LI, CubaLI) → Output. Time constants
@@ -40,10 +42,16 @@
 // the input quantum and returns spike counts, or the membrane in float
 // units for a non-spiking output node.
 //
-// What is exact and what is not: Core is exact to xylosim 0.1.3 (src/v2/
-// cpp), including per-addition saturation in delivery order, rounding
-// towards −∞ with a minimum decay of 1, the spike caps, aliases, and the
-// int16 wrap of −decay(−32768). Convert is exact in the linear dynamics of
+// What is verified and what is not. Core models xylosim 0.1.3's integer
+// neuron (per-addition saturation in delivery order, rounding towards −∞
+// with a minimum decay of 1, the spike caps, aliases, the int16 wrap of
+// −decay(−32768)); the tests check it on hand-worked vectors of that
+// model (core_test.go), not against xylosim, which no test here can run,
+// and Rockpool has no other runnable model of the integer core (its
+// LIFBitshiftTorch decays in floating point). Against Rockpool's own code
+// the tests check the time-constant rules: τ → dash
+// (calc_bitshift_decay) and dash → τ (bitshift_to_tau), over 4,000 time
+// constants (rockpool_test.go). Convert is exact in the linear dynamics of
 // CubaLIF nodes whose time constants are the chip's own, τ = −dt / ln(1 −
 // 2^−dash), and whose weights land on the 8-bit grid; integer rounding of
 // the states still makes spike trains differ a little (agree_test.go
