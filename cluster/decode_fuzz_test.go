@@ -188,7 +188,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	})
 }
 
-// FuzzWire: a routed call, its accept and its replies (gob) decode or
+// FuzzWire: a routed call, its accept and its replies (JSON) decode or
 // give an error; a decoded error maps back to an error.
 func FuzzWire(f *testing.F) {
 	three := int64(3)

@@ -12,27 +12,21 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
 
-// compiledNetwork is the result of POST /v1/compile, as API.md decides.
-type compiledNetwork struct {
-	ID        string                `json:"id"`
-	Object    string                `json:"object"`
-	Created   int64                 `json:"created"`
-	Name      string                `json:"name"`
-	Status    string                `json:"status"`
-	Source    runtime.Source        `json:"source"`
-	Network   runtime.NetworkReport `json:"network"`
-	Target    runtime.TargetReport  `json:"target"`
-	Estimates runtime.Estimates     `json:"estimates"`
-	Warnings  []string              `json:"warnings"`
-	OwnedBy   string                `json:"owned_by"`
-}
-
-func compiledNetworkOf(n *runtime.Network) *compiledNetwork {
-	return &compiledNetwork{ID: n.ID, Object: "compiled_network", Created: n.Created.Unix(), Name: n.Name, Status: "succeeded",
-		Source: n.Source, Network: n.Network, Target: n.Target, Estimates: n.Estimates, Warnings: n.Warnings, OwnedBy: n.Owner}
+// compiledNetworkOf is a stored network as POST /v1/compile answers.
+func compiledNetworkOf(n *runtime.Network) (*wire.CompiledNetwork, error) {
+	est, err := json.Marshal(n.Estimates)
+	if err != nil {
+		return nil, err
+	}
+	return &wire.CompiledNetwork{ID: n.ID, Object: "compiled_network", Created: n.Created.Unix(), Name: n.Name, Status: "succeeded",
+		Source:    wire.CompileSource{Format: n.Source.Format, Bytes: n.Source.Bytes, SHA256: n.Source.SHA256},
+		Network:   wire.NetworkReport{Inputs: n.Network.Inputs, Outputs: n.Network.Outputs, Layers: n.Network.Layers, Neurons: n.Network.Neurons, Synapses: n.Network.Synapses, Parameters: n.Network.Parameters},
+		Target:    wire.TargetReport{Device: n.Target.Device, CoresUsed: n.Target.CoresUsed, Utilisation: n.Target.Utilisation, Fits: n.Target.Fits},
+		Estimates: est, Warnings: n.Warnings, OwnedBy: n.Owner}, nil
 }
 
 type rawCompile struct {
@@ -147,7 +141,7 @@ func decodeModelFile(raw json.RawMessage, limit int64) ([]byte, *Error) {
 	return data, nil
 }
 
-func (s *Server) compile(r *http.Request, body []byte, principal string) (*compiledNetwork, *Error) {
+func (s *Server) compile(r *http.Request, body []byte, principal string) (*wire.CompiledNetwork, *Error) {
 	var raw rawCompile
 	if e := decodeObject(body, &raw); e != nil {
 		return nil, e
@@ -196,7 +190,11 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*compi
 		}
 		return nil, importError(err)
 	}
-	return compiledNetworkOf(n), nil
+	out, err := compiledNetworkOf(n)
+	if err != nil {
+		return nil, toError(err)
+	}
+	return out, nil
 }
 
 // importError maps an import or compile failure: unsupported content is

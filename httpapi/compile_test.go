@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 	_ "github.com/neuro-go/neuro/runtime/hal/xylo"
 )
@@ -70,11 +71,13 @@ func TestCompile(t *testing.T) {
 				t.Errorf("%s: result lacks %q: %s", tc.name, k, w.Body)
 			}
 		}
-		var res compiledNetwork
+		var res wire.CompiledNetwork
 		json.Unmarshal(w.Body.Bytes(), &res)
+		var est runtime.Estimates
+		json.Unmarshal(res.Estimates, &est)
 		if res.Object != "compiled_network" || res.Status != "succeeded" || res.Source.Bytes != int64(len(tc.file)) || len(res.Source.SHA256) != 64 ||
 			res.Network.Inputs != 64 || res.Network.Outputs != 10 || res.Network.Neurons == 0 || res.Target.Device != "cpu" || !res.Target.Fits ||
-			res.Estimates.EnergyPerTimestepNJ <= 0 || res.Warnings == nil {
+			est.EnergyPerTimestepNJ <= 0 || res.Warnings == nil {
 			t.Errorf("%s: %s", tc.name, w.Body)
 		}
 		if tc.format == "torchscript" && res.Source.Format != "pytorch" {
@@ -84,10 +87,10 @@ func TestCompile(t *testing.T) {
 	}
 	// Listed for the owner with no generation capability; hidden from
 	// others; a completion from it is 400 saying it is not a language model.
-	listed := func(s *Server, key string) map[string]*modelRecord {
-		var list struct{ Data []*modelRecord }
+	listed := func(s *Server, key string) map[string]*wire.Model {
+		var list struct{ Data []*wire.Model }
 		json.Unmarshal(do(s, "GET", "/v1/models", key, nil).Body.Bytes(), &list)
-		out := map[string]*modelRecord{}
+		out := map[string]*wire.Model{}
 		for _, m := range list.Data {
 			out[m.ID] = m
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -80,24 +81,9 @@ func retrySeconds(d time.Duration) int64 {
 	return max(s, 1)
 }
 
-// appendErrorJSON appends {"error":{...}}.
+// appendErrorJSON appends {"error":{...}}: a wire.ErrorResponse.
 func appendErrorJSON(b []byte, e *Error) []byte {
-	b = append(b, `{"error":{"message":`...)
-	b = appendString(b, e.Message)
-	b = append(b, `,"type":`...)
-	b = appendString(b, e.Type)
-	b = append(b, `,"param":`...)
-	b = appendNullString(b, e.Param)
-	b = append(b, `,"code":`...)
-	b = appendNullString(b, e.Code)
-	return append(b, "}}"...)
-}
-
-func appendNullString(b []byte, s string) []byte {
-	if s == "" {
-		return append(b, "null"...)
-	}
-	return appendString(b, s)
+	return wire.AppendError(b, e.Message, e.Type, e.Param, e.Code)
 }
 
 // toError maps an error from the runtime, the compiler or the request

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -65,7 +66,7 @@ func TestFrameworkNetworksOverREST(t *testing.T) {
 			if w.Code != 200 {
 				t.Fatalf("compile: %d %s", w.Code, w.Body)
 			}
-			var net compiledNetwork
+			var net wire.CompiledNetwork
 			json.Unmarshal(w.Body.Bytes(), &net)
 
 			// The output layer is the last one; its spikes summed over the run.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -130,7 +131,7 @@ func FuzzDeploymentBody(f *testing.F) {
 		if w.Code != 201 {
 			return
 		}
-		var rec deploymentRecord
+		var rec wire.Deployment
 		if err := json.Unmarshal(w.Body.Bytes(), &rec); err != nil || rec.ID == "" || rec.OwnedBy != "alice" {
 			t.Fatalf("create %q: record %s", body, w.Body)
 		}
@@ -166,7 +167,7 @@ func FuzzRunBody(f *testing.F) {
 		if w.Code != 200 {
 			return
 		}
-		var res runResponse
+		var res wire.Run
 		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || len(res.Outputs) == 0 || len(res.Outputs) > 4 {
 			t.Fatalf("run %q: response %s", body, w.Body)
 		}

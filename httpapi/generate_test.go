@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -20,7 +21,7 @@ func TestChatCompletion(t *testing.T) {
 		if w.Code != 200 {
 			t.Fatalf("mock %v: %d %s", mock, w.Code, w.Body)
 		}
-		var c chatCompletion
+		var c wire.ChatCompletion
 		if err := json.Unmarshal(w.Body.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestChatCompletion(t *testing.T) {
 		}
 		// Same seed, same request: same text.
 		w2 := do(s, "POST", "/v1/chat/completions", keyAlice, `{"model":"neuro-1","messages":[{"role":"user","content":"Hello"}],"max_tokens":5,"n":2,"seed":7}`)
-		var c2 chatCompletion
+		var c2 wire.ChatCompletion
 		json.Unmarshal(w2.Body.Bytes(), &c2)
 		if c2.Choices[0].Message.Content != c.Choices[0].Message.Content || c2.Choices[1].Message.Content != c.Choices[1].Message.Content {
 			t.Errorf("mock %v: seed 7 twice gave %q and %q", mock, c.Choices[0].Message.Content, c2.Choices[0].Message.Content)
@@ -57,7 +58,7 @@ func TestMockIsDeterministicAndCountsTokens(t *testing.T) {
 	body := `{"model":"neuro-1-lite","messages":[{"role":"user","content":"Tell me a story"}]}`
 	a, b := do(s, "POST", "/v1/chat/completions", keyAlice, body), do(s, "POST", "/v1/chat/completions", keyAlice, body)
 	other := do(s, "POST", "/v1/chat/completions", keyAlice, `{"model":"neuro-1-lite","messages":[{"role":"user","content":"Another story"}]}`)
-	var ca, cb, co chatCompletion
+	var ca, cb, co wire.ChatCompletion
 	json.Unmarshal(a.Body.Bytes(), &ca)
 	json.Unmarshal(b.Body.Bytes(), &cb)
 	json.Unmarshal(other.Body.Bytes(), &co)
@@ -78,8 +79,8 @@ func TestMockIsDeterministicAndCountsTokens(t *testing.T) {
 	// Models list: the three, the alias not listed.
 	w := do(s, "GET", "/v1/models", keyAlice, nil)
 	var list struct {
-		Object string         `json:"object"`
-		Data   []*modelRecord `json:"data"`
+		Object string        `json:"object"`
+		Data   []*wire.Model `json:"data"`
 	}
 	json.Unmarshal(w.Body.Bytes(), &list)
 	var ids []string
@@ -93,7 +94,7 @@ func TestMockIsDeterministicAndCountsTokens(t *testing.T) {
 		t.Errorf("models %v", ids)
 	}
 	w = do(s, "GET", "/v1/models/neuro-1", keyAlice, nil)
-	var m modelRecord
+	var m wire.Model
 	json.Unmarshal(w.Body.Bytes(), &m)
 	if w.Code != 200 || m.ID != "neuro-1-standard" {
 		t.Errorf("neuro-1: %d %s", w.Code, w.Body)
@@ -104,7 +105,7 @@ func TestModelRecordsFromTheRuntime(t *testing.T) {
 	rt := newTestRuntime(t, nil, 2)
 	s := newTestServer(t, rt, nil)
 	w := do(s, "GET", "/v1/models/neuro-1-lite", keyAlice, nil)
-	var m modelRecord
+	var m wire.Model
 	json.Unmarshal(w.Body.Bytes(), &m)
 	ni := m.Neuromorphic
 	if w.Code != 200 || ni == nil || ni.Neurons != 32+testTokenizer(t).VocabSize() || ni.Synapses == 0 || ni.Parameters == 0 || ni.Layers == 0 ||
@@ -113,7 +114,7 @@ func TestModelRecordsFromTheRuntime(t *testing.T) {
 	}
 	w = do(s, "GET", "/v1/deployments", keyAlice, nil)
 	var deps struct {
-		Data []deploymentRecord `json:"data"`
+		Data []wire.Deployment `json:"data"`
 	}
 	json.Unmarshal(w.Body.Bytes(), &deps)
 	if len(deps.Data) != 3 || deps.Data[0].Object != "deployment" || deps.Data[0].Device.Kind != "cpu" || deps.Data[0].Status != "ready" || deps.Data[0].MaxBatchSize != 2 {
@@ -182,7 +183,7 @@ func TestChatStreaming(t *testing.T) {
 		}
 		// The stream says what the non-streamed answer says.
 		w := do(s, "POST", "/v1/chat/completions", keyAlice, strings.Replace(body, `"stream":true,"stream_options":{"include_usage":true}`, `"stream":false`, 1))
-		var c chatCompletion
+		var c wire.ChatCompletion
 		json.Unmarshal(w.Body.Bytes(), &c)
 		if c.Choices[0].Message.Content != text.String() || last.Usage.CompletionTokens != c.Usage.CompletionTokens {
 			t.Errorf("mock %v: streamed %q (%d tokens), whole %q (%d)", mock, text.String(), last.Usage.CompletionTokens, c.Choices[0].Message.Content, c.Usage.CompletionTokens)
@@ -214,7 +215,7 @@ func TestStopAndLogprobs(t *testing.T) {
 	for _, mock := range []bool{false, true} {
 		s := newTestServer(t, rt, &Options{Mock: mock})
 		full := do(s, "POST", "/v1/completions", keyAlice, `{"model":"neuro-1-lite","prompt":"Once","max_tokens":30,"temperature":0}`)
-		var fc textCompletion
+		var fc wire.Completion
 		json.Unmarshal(full.Body.Bytes(), &fc)
 		text := fc.Choices[0].Text
 		if len(text) < 8 {
@@ -224,11 +225,11 @@ func TestStopAndLogprobs(t *testing.T) {
 		cut := text[:strings.Index(text, stop)]
 		b, _ := json.Marshal(map[string]any{"model": "neuro-1-lite", "prompt": "Once", "max_tokens": 30, "temperature": 0, "stop": []string{stop}, "logprobs": 2})
 		w := do(s, "POST", "/v1/completions", keyAlice, string(b))
-		var c textCompletion
+		var c wire.Completion
 		json.Unmarshal(w.Body.Bytes(), &c)
 		ch := c.Choices[0]
-		if ch.Text != cut || *ch.FinishReason != "stop" {
-			t.Fatalf("mock %v: stop %q: %q (%s), want %q", mock, stop, ch.Text, *ch.FinishReason, cut)
+		if ch.Text != cut || ch.FinishReason != "stop" {
+			t.Fatalf("mock %v: stop %q: %q (%s), want %q", mock, stop, ch.Text, ch.FinishReason, cut)
 		}
 		lp := ch.Logprobs
 		if lp == nil || len(lp.Tokens) != c.Usage.CompletionTokens || len(lp.TokenLogprobs) != len(lp.Tokens) || len(lp.TopLogprobs) != len(lp.Tokens) || len(lp.TextOffset) != len(lp.Tokens) {
@@ -241,7 +242,7 @@ func TestStopAndLogprobs(t *testing.T) {
 		}
 		// Chat logprobs in the chat format, streamed and not.
 		w = do(s, "POST", "/v1/chat/completions", keyAlice, `{"model":"neuro-1-lite","messages":[{"role":"user","content":"x"}],"max_tokens":4,"logprobs":true,"top_logprobs":3}`)
-		var cc chatCompletion
+		var cc wire.ChatCompletion
 		json.Unmarshal(w.Body.Bytes(), &cc)
 		cl := cc.Choices[0].Logprobs
 		if cl == nil || len(cl.Content) != cc.Usage.CompletionTokens || len(cl.Content[0].TopLogprobs) != 3 || len(cl.Content[0].Bytes) == 0 {
@@ -256,7 +257,7 @@ func TestStopAndLogprobs(t *testing.T) {
 				want = c.Usage.CompletionTokens
 			}
 			if len(c.Choices) == 1 && c.Choices[0].Delta.Content != nil && len(c.Choices[0].Logprobs) > 0 && string(c.Choices[0].Logprobs) != "null" {
-				var l chatLogprobs
+				var l wire.ChatLogprobs
 				if err := json.Unmarshal(c.Choices[0].Logprobs, &l); err != nil || len(l.Content) == 0 || len(l.Content[0].TopLogprobs) != 3 {
 					t.Fatalf("mock %v: chunk logprobs %s", mock, c.Choices[0].Logprobs)
 				}

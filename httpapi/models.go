@@ -5,47 +5,9 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
-
-type modelRecord struct {
-	ID           string       `json:"id"`
-	Object       string       `json:"object"`
-	Created      int64        `json:"created"`
-	OwnedBy      string       `json:"owned_by"`
-	Capabilities capabilities `json:"capabilities"`
-	Neuromorphic *neuroInfo   `json:"neuromorphic"`
-	Description  string       `json:"description,omitempty"`
-	// Card is the model card (architecture, training, quality, speed),
-	// for models that have one.
-	Card *runtime.Card `json:"card,omitempty"`
-}
-
-type capabilities struct {
-	Chat        bool `json:"chat"`
-	Completions bool `json:"completions"`
-	Streaming   bool `json:"streaming"`
-	Logprobs    bool `json:"logprobs"`
-}
-
-type neuroInfo struct {
-	Neurons            int         `json:"neurons"`
-	Synapses           int         `json:"synapses"`
-	Layers             int         `json:"layers"`
-	Parameters         int         `json:"parameters"`
-	TimestepsPerToken  int         `json:"timesteps_per_token,omitempty"`
-	TimestepsPerSample int         `json:"timesteps_per_sample,omitempty"`
-	Context            contextInfo `json:"context"`
-	Devices            []string    `json:"devices"`
-}
-
-type contextInfo struct {
-	// Handling is how the network holds its context: in the spiking
-	// state of its recurrent layers, of constant size.
-	Handling string `json:"handling"`
-	// Length is the most tokens a sequence may hold; 0 is unbounded.
-	Length int `json:"length"`
-}
 
 // visible reports whether principal may see the model: compiled networks
 // are their owner's alone.
@@ -63,18 +25,19 @@ func (s *Server) lookupModel(id, principal string) (*runtime.Model, error) {
 	return m, err
 }
 
-func (s *Server) record(m *runtime.Model) *modelRecord {
-	rec := &modelRecord{ID: m.ID, Object: "model", Created: m.Created.Unix(), OwnedBy: m.OwnedBy, Description: m.Card.Description}
+func (s *Server) record(m *runtime.Model) *wire.Model {
+	rec := &wire.Model{ID: m.ID, Object: "model", Created: m.Created.Unix(), OwnedBy: m.OwnedBy, Description: m.Card.Description}
 	if rec.OwnedBy == "" {
 		rec.OwnedBy = "neuro"
 	}
 	if m.Card.Architecture != "" || m.Card.Training != "" {
-		card := m.Card
-		rec.Card = &card
+		c := m.Card
+		rec.Card = &wire.Card{Description: c.Description, Architecture: c.Architecture, Parameters: c.Parameters, Neurons: c.Neurons,
+			Synapses: c.Synapses, Training: c.Training, License: c.License, Quality: c.Quality, Extra: c.Extra}
 	}
 	lm := m.IsLanguageModel()
-	rec.Capabilities = capabilities{Chat: lm, Completions: lm, Streaming: lm, Logprobs: lm}
-	ni := &neuroInfo{Context: contextInfo{Handling: "recurrent spiking state (constant memory per sequence)", Length: m.ContextLength()}, Devices: []string{}}
+	rec.Capabilities = wire.Capabilities{Chat: lm, Completions: lm, Streaming: lm, Logprobs: lm}
+	ni := &wire.Neuromorphic{Context: wire.Context{Handling: "recurrent spiking state (constant memory per sequence)", Length: m.ContextLength()}, Devices: []string{}}
 	if lm {
 		ni.TimestepsPerToken = m.Program.Timesteps
 	} else {
@@ -95,14 +58,14 @@ func (s *Server) record(m *runtime.Model) *modelRecord {
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	principal := info(r).principal
-	data := []*modelRecord{}
+	data := []*wire.Model{}
 	for _, m := range s.be.Models() {
 		if visible(m, principal) {
 			data = append(data, s.record(m))
 		}
 	}
 	sort.Slice(data, func(i, j int) bool { return data[i].ID < data[j].ID })
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	writeJSON(w, http.StatusOK, &wire.List[*wire.Model]{Object: "list", Data: data})
 }
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
@@ -114,39 +77,12 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.record(m))
 }
 
-type deploymentRecord struct {
-	ID           string       `json:"id"`
-	Object       string       `json:"object"`
-	Model        string       `json:"model"`
-	Device       deviceRecord `json:"device"`
-	Status       string       `json:"status"`
-	Created      int64        `json:"created"`
-	Replicas     int          `json:"replicas"`
-	MaxBatchSize int          `json:"max_batch_size"`
-	Load         loadRecord   `json:"load"`
-	Failure      string       `json:"failure,omitempty"`
-	OwnedBy      string       `json:"owned_by"`
-	Node         string       `json:"node,omitempty"`
-}
-
-type deviceRecord struct {
-	Name   string `json:"name"`
-	Kind   string `json:"kind"`
-	Vendor string `json:"vendor,omitempty"`
-	Model  string `json:"model,omitempty"`
-}
-
-type loadRecord struct {
-	Active int `json:"active"`
-	Queued int `json:"queued"`
-}
-
-func deploymentOf(d runtime.DeploymentInfo) *deploymentRecord {
-	rec := &deploymentRecord{
+func deploymentOf(d runtime.DeploymentInfo) *wire.Deployment {
+	rec := &wire.Deployment{
 		ID: d.ID, Object: "deployment", Model: d.Model.ID,
-		Device: deviceRecord{Name: d.Device.Name, Kind: string(d.Device.Kind), Vendor: d.Device.Vendor, Model: d.Device.Model},
+		Device: wire.Device{Name: d.Device.Name, Kind: string(d.Device.Kind), Vendor: d.Device.Vendor, Model: d.Device.Model},
 		Status: string(d.Status), Created: d.Created.Unix(), Replicas: d.Replicas, MaxBatchSize: d.MaxBatch,
-		Load: loadRecord{Active: d.Active, Queued: d.Queued}, OwnedBy: d.Owner, Node: d.Node,
+		Load: wire.DeploymentLoad{Active: d.Active, Queued: d.Queued}, OwnedBy: d.Owner, Node: d.Node,
 	}
 	if rec.OwnedBy == "" {
 		rec.OwnedBy = ownerSystem
@@ -159,8 +95,8 @@ func deploymentOf(d runtime.DeploymentInfo) *deploymentRecord {
 
 // deployments lists the deployments principal may see; "" lists the
 // program's own only.
-func (s *Server) deployments(principal string) []*deploymentRecord {
-	data := []*deploymentRecord{}
+func (s *Server) deployments(principal string) []*wire.Deployment {
+	data := []*wire.Deployment{}
 	for _, d := range s.be.DeploymentInfos() {
 		if visibleDeployment(d, principal) {
 			data = append(data, deploymentOf(d))
@@ -170,7 +106,7 @@ func (s *Server) deployments(principal string) []*deploymentRecord {
 }
 
 func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": s.deployments(info(r).principal)})
+	writeJSON(w, http.StatusOK, &wire.List[*wire.Deployment]{Object: "list", Data: s.deployments(info(r).principal)})
 }
 
 func (s *Server) handleDeployment(w http.ResponseWriter, r *http.Request) {
@@ -185,15 +121,10 @@ func (s *Server) handleDeployment(w http.ResponseWriter, r *http.Request) {
 // handleHealth answers 200 when every deployment is ready, 503 with the reason otherwise.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	deps := s.deployments("")
-	type depHealth struct {
-		ID     string `json:"id"`
-		Status string `json:"status"`
-	}
-	out := map[string]any{"status": "ok", "mock": s.opts.Mock}
-	list := make([]depHealth, 0, len(deps))
+	out := &wire.Health{Status: "ok", Mock: s.opts.Mock, Deployments: make([]wire.DeploymentHealth, 0, len(deps))}
 	reason := ""
 	for _, d := range deps {
-		list = append(list, depHealth{d.ID, d.Status})
+		out.Deployments = append(out.Deployments, wire.DeploymentHealth{ID: d.ID, Status: d.Status})
 		if d.Status != string(runtime.StatusReady) && reason == "" {
 			reason = fmt.Sprintf("deployment %s is %s", d.ID, d.Status)
 			if d.Failure != "" {
@@ -204,20 +135,18 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if len(deps) == 0 {
 		reason = "no model is deployed"
 	}
-	out["deployments"] = list
 	if nl, ok := s.be.(NodeLister); ok {
-		nodes := nl.Nodes()
-		out["nodes"] = nodes
-		for _, n := range nodes {
+		out.Nodes = nl.Nodes()
+		for _, n := range out.Nodes {
 			if n.Self {
-				out["node"] = n.Name
+				out.Node = n.Name
 			}
 		}
 	}
 	if reason != "" {
-		out["status"] = "unavailable"
-		out["reason"] = reason
-		out["error"] = map[string]any{"message": reason, "type": typeServer, "param": nil, "code": "unavailable"}
+		code := "unavailable"
+		out.Status, out.Reason = "unavailable", reason
+		out.Error = &wire.ErrorBody{Message: reason, Type: typeServer, Code: &code}
 		w.Header().Set("Retry-After", "5")
 		writeJSON(w, http.StatusServiceUnavailable, out)
 		return

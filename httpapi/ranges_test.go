@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	_ "github.com/neuro-go/neuro/models/lima"
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"
@@ -24,7 +25,7 @@ func TestCompileRanges(t *testing.T) {
 	rt := runtime.New(&runtime.Options{DataDir: dir})
 	s := newTestServer(t, rt, &Options{MaxCompileBytes: 1 << 20})
 	tiny := readFixture(t, "models/lima/testdata/tiny.pt")
-	var plain compiledNetwork
+	var plain wire.CompiledNetwork
 	w := do(s, "POST", "/v1/compile", keyAlice, compileBody("pytorch", tiny, ""))
 	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &plain) != nil {
 		t.Fatalf("%d %s", w.Code, w.Body)
@@ -47,7 +48,7 @@ func TestCompileRanges(t *testing.T) {
 	if w.Code != 200 {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
-	var res compiledNetwork
+	var res wire.CompiledNetwork
 	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}

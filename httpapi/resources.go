@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -158,7 +159,7 @@ func (s *Server) handleDeleteDeployment(w http.ResponseWriter, r *http.Request) 
 		writeError(w, toError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "deployment", "deleted": true})
+	writeJSON(w, http.StatusOK, &wire.Deleted{ID: id, Object: "deployment", Deleted: true})
 }
 
 func (s *Server) handleDeleteModel(w http.ResponseWriter, r *http.Request) {
@@ -174,7 +175,7 @@ func (s *Server) handleDeleteModel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, toError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": m.ID, "object": "model", "deleted": true})
+	writeJSON(w, http.StatusOK, &wire.Deleted{ID: m.ID, Object: "model", Deleted: true})
 }
 
 type rawRun struct {
@@ -183,35 +184,6 @@ type rawRun struct {
 	Record    json.RawMessage `json:"record"`
 	Model     json.RawMessage `json:"model"`
 	Seed      json.RawMessage `json:"seed"`
-}
-
-type runOutput struct {
-	Index       int         `json:"index"`
-	SpikeCounts []float32   `json:"spike_counts"`
-	Prediction  int         `json:"prediction"`
-	FinalState  []float32   `json:"final_state"`
-	Spikes      *[][2]int   `json:"spikes,omitempty"`
-	Membrane    [][]float32 `json:"membrane,omitempty"`
-}
-
-type runUsage struct {
-	Samples     int     `json:"samples"`
-	Timesteps   int64   `json:"timesteps"`
-	Spikes      float64 `json:"spikes"`
-	SynapticOps float64 `json:"synaptic_ops"`
-	EnergyUJ    float64 `json:"energy_uj"`
-	DeviceMS    float64 `json:"device_ms"`
-}
-
-type runResponse struct {
-	ID         string      `json:"id"`
-	Object     string      `json:"object"`
-	Created    int64       `json:"created"`
-	Model      string      `json:"model"`
-	Deployment string      `json:"deployment"`
-	Outputs    []runOutput `json:"outputs"`
-	Usage      runUsage    `json:"usage"`
-	Warnings   []string    `json:"warnings"`
 }
 
 // handleRun runs samples through a network's deployment (API.md,
@@ -252,18 +224,18 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Metrics != nil {
 		s.opts.Metrics.Run(res)
 	}
-	out := &runResponse{ID: newID("run-"), Object: "network.run", Created: s.opts.Now().Unix(), Model: res.Model, Deployment: res.Deployment,
-		Outputs: make([]runOutput, len(res.Outputs)), Warnings: res.Warnings,
-		Usage: runUsage{Samples: res.Usage.Samples, Timesteps: res.Usage.Timesteps, Spikes: res.Usage.Spikes, SynapticOps: res.Usage.SynapticOps,
+	out := &wire.Run{ID: newID("run-"), Object: "network.run", Created: s.opts.Now().Unix(), Model: res.Model, Deployment: res.Deployment,
+		Outputs: make([]wire.RunOutput, len(res.Outputs)), Warnings: res.Warnings,
+		Usage: wire.RunUsage{Samples: res.Usage.Samples, Timesteps: res.Usage.Timesteps, Spikes: res.Usage.Spikes, SynapticOps: res.Usage.SynapticOps,
 			EnergyUJ: res.Usage.EnergyMicrojoule, DeviceMS: float64(res.Usage.DeviceTime) / float64(time.Millisecond)}}
 	for k, o := range res.Outputs {
-		ro := runOutput{Index: k, SpikeCounts: o.SpikeCounts, Prediction: o.Prediction, FinalState: o.FinalState, Membrane: o.Membrane}
+		ro := wire.RunOutput{Index: k, SpikeCounts: o.SpikeCounts, Prediction: o.Prediction, FinalState: o.FinalState, Membrane: o.Membrane}
 		if req.Spikes {
 			sp := make([][2]int, len(o.Spikes))
 			for j, e := range o.Spikes {
 				sp[j] = [2]int{e.T, e.I}
 			}
-			ro.Spikes = &sp
+			ro.Spikes = sp
 		}
 		out.Outputs[k] = ro
 	}

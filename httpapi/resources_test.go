@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -42,17 +43,17 @@ func compileDigits(t testing.TB, s *Server, key string) string {
 	if w.Code != 200 {
 		t.Fatalf("compile: %d %s", w.Code, w.Body)
 	}
-	var res compiledNetwork
+	var res wire.CompiledNetwork
 	json.Unmarshal(w.Body.Bytes(), &res)
 	return res.ID
 }
 
-func decodeRun(t *testing.T, w *httptest.ResponseRecorder) *runResponse {
+func decodeRun(t *testing.T, w *httptest.ResponseRecorder) *wire.Run {
 	t.Helper()
 	if w.Code != 200 {
 		t.Fatalf("run: %d %s", w.Code, w.Body)
 	}
-	var res runResponse
+	var res wire.Run
 	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestDeployAndRunOwnNetwork(t *testing.T) {
 	if w.Code != 201 {
 		t.Fatalf("create: %d %s", w.Code, w.Body)
 	}
-	var rec deploymentRecord
+	var rec wire.Deployment
 	json.Unmarshal(w.Body.Bytes(), &rec)
 	if rec.Status != "ready" || rec.OwnedBy != "alice" || rec.Model != net || rec.MaxBatchSize != 4 || rec.Device.Name != "cpu" ||
 		rec.Device.Model != "int8 simulator" {
@@ -160,7 +161,7 @@ func TestDeployAndRunOwnNetwork(t *testing.T) {
 			t.Errorf("bob %s %s: %d %s", tc.method, tc.path, w.Code, w.Body)
 		}
 	}
-	var list struct{ Data []deploymentRecord }
+	var list struct{ Data []wire.Deployment }
 	json.Unmarshal(do(s, "GET", "/v1/deployments", keyBob, nil).Body.Bytes(), &list)
 	for _, d := range list.Data {
 		if d.ID == "alice-digits" || d.OwnedBy != "system" {

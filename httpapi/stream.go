@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
 
@@ -30,7 +31,7 @@ var errStreamWrite = errors.New("httpapi: stream write failed")
 func newSSE(w http.ResponseWriter, s *Server, g *genRequest, id string, created int64, model string) *sse {
 	st := &sse{w: w, rc: http.NewResponseController(w), timeout: s.opts.StreamWriteTimeout, now: s.opts.Now, chat: g.chat, g: g, buf: make([]byte, 0, 512)}
 	p := append(make([]byte, 0, 128), `data: {"id":`...)
-	p = appendString(p, id)
+	p = wire.AppendString(p, id)
 	if g.chat {
 		p = append(p, `,"object":"chat.completion.chunk","created":`...)
 	} else {
@@ -38,7 +39,7 @@ func newSSE(w http.ResponseWriter, s *Server, g *genRequest, id string, created 
 	}
 	p = strconv.AppendInt(p, created, 10)
 	p = append(p, `,"model":`...)
-	p = appendString(p, model)
+	p = wire.AppendString(p, model)
 	st.prefix = append(p, `,"choices":[`...)
 	if !g.chat && g.logprobs {
 		st.offsets = make([]int, len(g.prompts)*g.n)
@@ -99,16 +100,18 @@ func (st *sse) event(ev runtime.Event) error {
 	idx := ev.Choice
 	if ev.Text != "" || len(ev.Logprobs) > 0 || ev.Activity != nil {
 		b := append(st.buf[:0], st.prefix...)
-		b = append(b, `{"index":`...)
-		b = strconv.AppendInt(b, int64(idx), 10)
 		if st.chat {
+			b = append(b, `{"index":`...)
+			b = strconv.AppendInt(b, int64(idx), 10)
 			b = append(b, `,"delta":{"content":`...)
-			b = appendString(b, ev.Text)
+			b = wire.AppendString(b, ev.Text)
 			b = append(b, `},"logprobs":`...)
 			b = st.appendChatLogprobs(b, ev.Logprobs)
 		} else {
-			b = append(b, `,"text":`...)
-			b = appendString(b, ev.Text)
+			b = append(b, `{"text":`...)
+			b = wire.AppendString(b, ev.Text)
+			b = append(b, `,"index":`...)
+			b = strconv.AppendInt(b, int64(idx), 10)
 			b = append(b, `,"logprobs":`...)
 			b = st.appendTextLogprobs(b, idx, ev.Logprobs)
 		}
@@ -122,14 +125,16 @@ func (st *sse) event(ev runtime.Event) error {
 	}
 	if ev.FinishReason != "" {
 		b := append(st.buf[:0], st.prefix...)
-		b = append(b, `{"index":`...)
-		b = strconv.AppendInt(b, int64(idx), 10)
 		if st.chat {
+			b = append(b, `{"index":`...)
+			b = strconv.AppendInt(b, int64(idx), 10)
 			b = append(b, `,"delta":{},"logprobs":null,"finish_reason":`...)
 		} else {
-			b = append(b, `,"text":"","logprobs":null,"finish_reason":`...)
+			b = append(b, `{"text":"","index":`...)
+			b = strconv.AppendInt(b, int64(idx), 10)
+			b = append(b, `,"logprobs":null,"finish_reason":`...)
 		}
-		b = appendString(b, string(ev.FinishReason))
+		b = wire.AppendString(b, string(ev.FinishReason))
 		b = append(b, "}]}\n\n"...)
 		st.buf = b
 		st.write(b, true)
@@ -149,7 +154,7 @@ func appendActivity(b []byte, layers []runtime.LayerActivity) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"layer":`...)
-		b = appendString(b, l.Layer)
+		b = wire.AppendString(b, l.Layer)
 		b = append(b, `,"neurons":`...)
 		b = strconv.AppendInt(b, int64(l.Neurons), 10)
 		b = append(b, `,"spikes":[`...)
@@ -189,11 +194,11 @@ func (st *sse) appendChatLogprobs(b []byte, lps []runtime.TokenLogprob) []byte {
 
 func appendChatTokenLogprob(b []byte, lp *runtime.TokenLogprob) []byte {
 	b = append(b, `{"token":`...)
-	b = appendString(b, lp.Text)
+	b = wire.AppendString(b, lp.Text)
 	b = append(b, `,"logprob":`...)
-	b = appendFloat(b, lp.Logprob)
+	b = wire.AppendFloat(b, lp.Logprob)
 	b = append(b, `,"bytes":`...)
-	b = appendBytesArray(b, lp.Text)
+	b = wire.AppendBytes(b, lp.Text)
 	return append(b, '}')
 }
 
@@ -206,30 +211,21 @@ func (st *sse) appendTextLogprobs(b []byte, idx int, lps []runtime.TokenLogprob)
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, lps[i].Text)
+		b = wire.AppendString(b, lps[i].Text)
 	}
 	b = append(b, `],"token_logprobs":[`...)
 	for i := range lps {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendFloat(b, lps[i].Logprob)
+		b = wire.AppendFloat(b, lps[i].Logprob)
 	}
 	b = append(b, `],"top_logprobs":[`...)
 	for i := range lps {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '{')
-		for j := range lps[i].Top {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, lps[i].Top[j].Text)
-			b = append(b, ':')
-			b = appendFloat(b, lps[i].Top[j].Logprob)
-		}
-		b = append(b, '}')
+		b = appendTopMap(b, lps[i].Top)
 	}
 	b = append(b, `],"text_offset":[`...)
 	for i := range lps {
@@ -242,8 +238,51 @@ func (st *sse) appendTextLogprobs(b []byte, idx int, lps []runtime.TokenLogprob)
 	return append(b, "]}"...)
 }
 
+// appendTopMap appends a token's alternatives as the legacy format's
+// map, as encoding/json writes a map[string]float64: keys sorted, and of
+// two alternatives with the same text the first (more likely) kept.
+// There are at most runtime.MaxTopLogprobs of them, so a fixed array
+// holds their order and nothing is allocated.
+func appendTopMap(b []byte, top []runtime.TokenLogprob) []byte {
+	var order [runtime.MaxTopLogprobs]int
+	n := 0
+	for j := range top {
+		if n == len(order) {
+			break
+		}
+		dup := false
+		for _, k := range order[:n] {
+			if top[k].Text == top[j].Text {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		// insertion sort by text
+		k := n
+		for k > 0 && top[order[k-1]].Text > top[j].Text {
+			order[k] = order[k-1]
+			k--
+		}
+		order[k] = j
+		n++
+	}
+	b = append(b, '{')
+	for i, j := range order[:n] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = wire.AppendString(b, top[j].Text)
+		b = append(b, ':')
+		b = wire.AppendFloat(b, top[j].Logprob)
+	}
+	return append(b, '}')
+}
+
 // finish sends the usage chunk when asked for, then [DONE].
-func (st *sse) finish(usage *usageRecord) {
+func (st *sse) finish(usage *wire.Usage) {
 	st.start()
 	if st.g.includeUsage {
 		b := append(st.buf[:0], st.prefix...)
@@ -257,11 +296,11 @@ func (st *sse) finish(usage *usageRecord) {
 		b = append(b, `,"neuromorphic":{"timesteps":`...)
 		b = strconv.AppendInt(b, n.Timesteps, 10)
 		b = append(b, `,"spikes":`...)
-		b = strconv.AppendFloat(b, n.Spikes, 'g', -1, 64)
+		b = wire.AppendFloat(b, n.Spikes)
 		b = append(b, `,"synaptic_ops":`...)
-		b = strconv.AppendFloat(b, n.SynapticOps, 'g', -1, 64)
+		b = wire.AppendFloat(b, n.SynapticOps)
 		b = append(b, `,"energy_uj":`...)
-		b = strconv.AppendFloat(b, n.EnergyUJ, 'g', -1, 64)
+		b = wire.AppendFloat(b, n.EnergyUJ)
 		b = append(b, "}}}\n\n"...)
 		st.buf = b
 		st.write(b, false)
@@ -309,11 +348,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, g *genRequest, m
 			return st.event(ev)
 		}
 	}
-	var usage usageRecord
+	var usage wire.Usage
 	res, err := s.be.Generate(ctx, req, fn)
 	if res != nil {
 		s.observe(res)
-		usage.add(res)
+		addUsage(&usage, res)
 	}
 	if err != nil {
 		switch {

@@ -5,30 +5,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
 
-type telemetryResponse struct {
-	Object string `json:"object"`
-	Window struct {
-		Start int64 `json:"start"`
-		End   int64 `json:"end"`
-	} `json:"window"`
-	*runtime.Summary
-	// Nodes are those of a backend that spans several (NodeLister).
-	Nodes []NodeStatus `json:"nodes,omitempty"`
-}
-
 // NodeStatus is one node of a cluster as /v1/telemetry and /health
 // report it.
-type NodeStatus struct {
-	Name string `json:"name"`
-	// Up is false for a node that has joined and is not answering now:
-	// the records it made before are in the totals, its later ones not.
-	Up bool `json:"up"`
-	// Self marks the node that answers.
-	Self bool `json:"self,omitempty"`
-}
+type NodeStatus = wire.NodeStatus
 
 // NodeLister is an optional ability of a Backend that spans several
 // nodes (a cluster): /v1/telemetry and /health list its nodes, so that
@@ -62,10 +45,43 @@ func (s *Server) handleTelemetry(w http.ResponseWriter, r *http.Request) {
 		writeError(w, toError(err))
 		return
 	}
-	out := telemetryResponse{Object: "telemetry", Summary: sum}
+	out := telemetryOf(sum)
 	if nl, ok := s.be.(NodeLister); ok {
 		out.Nodes = nl.Nodes()
 	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// telemetryOf is a summary as /v1/telemetry reports it.
+func telemetryOf(sum *runtime.Summary) *wire.Telemetry {
+	out := &wire.Telemetry{Object: "telemetry", TelemetryGroup: groupOf(sum.Requests, sum.LatencyMS, sum.Tokens, sum.Neuro),
+		TimeToFirstTokenMS: percentilesOf(sum.TTFTMS), ByModel: groupsOf(sum.ByModel), ByDeployment: groupsOf(sum.ByDeploy), Truncated: sum.Truncated}
 	out.Window.Start, out.Window.End = sum.WindowStart.Unix(), sum.WindowEnd.Unix()
-	writeJSON(w, http.StatusOK, &out)
+	return out
+}
+
+func groupsOf(m map[string]*runtime.GroupSummary) map[string]*wire.TelemetryGroup {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*wire.TelemetryGroup, len(m))
+	for k, g := range m {
+		wg := groupOf(g.Requests, g.LatencyMS, g.Tokens, g.Neuro)
+		out[k] = &wg
+	}
+	return out
+}
+
+func groupOf(r runtime.RequestCounts, lat runtime.Percentiles, t runtime.TokenCounts, n runtime.NeuroCounts) wire.TelemetryGroup {
+	return wire.TelemetryGroup{
+		Requests:  wire.RequestCounts{Total: r.Total, Errors: r.Errors, ByEndpoint: r.ByEndpoint},
+		LatencyMS: percentilesOf(lat),
+		Tokens:    wire.TokenCounts{Prompt: t.Prompt, Completion: t.Completion, PerSecond: t.PerSecond},
+		Neuromorphic: wire.NeuromorphicWork{Timesteps: n.Timesteps, Spikes: n.Spikes, SynapticOps: n.SynapticOps,
+			SpikeRate: n.SpikeRate, EnergyEstimateUJ: n.EnergyMicrojoule},
+	}
+}
+
+func percentilesOf(p runtime.Percentiles) wire.Percentiles {
+	return wire.Percentiles{P50: p.P50, P95: p.P95, P99: p.P99, Mean: p.Mean}
 }

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/neuro-go/neuro/httpapi/wire"
 )
 
 // Options configure a Client. The zero value works against a server that
@@ -127,11 +129,9 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	b, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	var env struct {
-		Error *errorBody `json:"error"`
-	}
+	var env wire.ErrorResponse
 	if rerr == nil && json.Unmarshal(b, &env) == nil && env.Error != nil {
-		return nil, env.Error.apiError(resp.StatusCode, resp.Header)
+		return nil, apiError(env.Error, resp.StatusCode, resp.Header)
 	}
 	return nil, responseError(resp, b, rerr)
 }
@@ -380,21 +380,18 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: reading /health: %w", err)
 	}
-	var h struct {
-		Health
-		Error *errorBody `json:"error"`
-	}
+	var h Health
 	if err := json.Unmarshal(b, &h); err != nil || !isJSON(resp.Header.Get("Content-Type")) {
 		return nil, responseError(resp, b, err)
 	}
 	if resp.StatusCode == http.StatusOK {
-		return &h.Health, nil
+		return &h, nil
 	}
 	eb := h.Error
 	if eb == nil {
-		eb = &errorBody{Message: h.Reason, Type: "server_error"}
+		eb = &wire.ErrorBody{Message: h.Reason, Type: "server_error"}
 	}
-	return &h.Health, eb.apiError(resp.StatusCode, resp.Header)
+	return &h, apiError(eb, resp.StatusCode, resp.Header)
 }
 
 func isJSON(ct string) bool {

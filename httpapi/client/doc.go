@@ -27,6 +27,9 @@
 // IsRateLimited and the other helpers. A stream that ends without
 // "data: [DONE]" yields an error wrapping ErrStreamTruncated.
 //
+// The request and response types are aliases of package
+// httpapi/wire's, the types the server encodes with.
+//
 // # Invariants
 //
 //   - A Client holds no per-call state: it is safe for concurrent use.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/neuro-go/neuro/httpapi/wire"
 )
 
 // APIError is an error the server sent: the {"error":{...}} body of a
@@ -119,15 +121,8 @@ func IsOverloaded(err error) bool { return errors.Is(err, ErrOverloaded) }
 // IsInvalidRequest reports whether err is an invalid_request_error.
 func IsInvalidRequest(err error) bool { return errors.Is(err, ErrInvalidRequest) }
 
-// errorBody is the wire form of an error.
-type errorBody struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
-}
-
-func (b *errorBody) apiError(status int, h http.Header) *APIError {
+// apiError is the error b says, in a response of status with headers h.
+func apiError(b *wire.ErrorBody, status int, h http.Header) *APIError {
 	e := &APIError{StatusCode: status, Type: b.Type, Message: b.Message}
 	if b.Param != nil {
 		e.Param = *b.Param

@@ -11,6 +11,8 @@ import (
 	"iter"
 	"mime"
 	"net/http"
+
+	"github.com/neuro-go/neuro/httpapi/wire"
 )
 
 // maxEventBytes bounds one server-sent event: a chunk with many
@@ -68,13 +70,11 @@ func stream[T any](c *Client, ctx context.Context, path string, body any) iter.S
 			if bytes.Equal(data, doneEvent) {
 				return
 			}
-			var ev struct {
-				Error *errorBody `json:"error"`
-			}
+			var ev wire.ErrorResponse
 			// A chunk never has an "error" key (API.md), so an event that
 			// has one is the server's last word.
 			if bytes.Contains(data, errorKey) && json.Unmarshal(data, &ev) == nil && ev.Error != nil {
-				e := ev.Error.apiError(resp.StatusCode, resp.Header)
+				e := apiError(ev.Error, resp.StatusCode, resp.Header)
 				e.MidStream, e.RetryAfter = true, 0
 				yield(nil, e)
 				return
