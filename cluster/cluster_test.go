@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,6 +151,55 @@ func TestCluster(t *testing.T) {
 		var pe *runtime.ParamError
 		if _, err := b.node.Generate(ctx, bad, nil); !errors.As(err, &pe) || pe.Param != "temperature" {
 			t.Fatalf("a bad request routed: %v, want a ParamError on temperature", err)
+		}
+	})
+
+	t.Run("routed calls make no subscriptions", func(t *testing.T) {
+		// Every subscription is gossiped to every server: count them on
+		// all three while 8 streams routed from c to a are under way.
+		subs := func() (n uint32) {
+			for _, s := range tc.servers {
+				n += s.NumSubscriptions()
+			}
+			return n
+		}
+		before := subs()
+		release, streaming := make(chan struct{}), make(chan struct{})
+		var (
+			first sync.Once
+			once  [8]sync.Once
+			errs  = make(chan error, 8)
+		)
+		for i := range 8 {
+			go func() {
+				req := chatRequest("chat-a")
+				req.Principal = "carol"
+				_, err := c.node.Generate(ctx, req, func(runtime.Event) error {
+					once[i].Do(func() {
+						first.Do(func() { close(streaming) })
+						<-release
+					})
+					return nil
+				})
+				errs <- err
+			}()
+		}
+		select {
+		case <-streaming:
+		case err := <-errs:
+			close(release)
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // every call has been sent
+		during := subs()
+		close(release)
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if during > before+7 {
+			t.Fatalf("%d subscriptions on the servers before, %d with 8 routed calls under way", before, during)
 		}
 	})
 

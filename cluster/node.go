@@ -133,10 +133,14 @@ type Node struct {
 	netOf     map[string]netMeta
 	memberOf  map[string]member
 	aliveSeen map[string]time.Time
-	owned     map[string]*owned // deployments this node runs for the cluster
-	subs      map[string]*nats.Subscription
+	owned     map[string]*owned             // deployments this node runs for the cluster
+	subs      map[string]*nats.Subscription // the deployments this node serves
 	watchers  []*watcher
-	left      bool
+
+	mux     *mux                 // the calls this node makes
+	cancels cancels              // the calls this node serves
+	own     []*nats.Subscription // of mux and cancels
+	left    bool
 
 	telRead   atomic.Value  // jetstream.ConsumeContext of the telemetry reader
 	telSeq    atomic.Uint64 // the last stream sequence read
@@ -200,6 +204,9 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 	if err := n.open(ctx); err != nil {
 		return nil, err
 	}
+	if err := n.listen(); err != nil {
+		return nil, err
+	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	// Watch every bucket, and wait for what each holds now.
 	type w struct {
@@ -227,25 +234,21 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 		select {
 		case err := <-ready:
 			if err != nil {
-				n.cancel()
-				n.wg.Wait()
+				n.stop()
 				return nil, err
 			}
 		case <-ctx.Done():
-			n.cancel()
-			n.wg.Wait()
+			n.stop()
 			return nil, ctx.Err()
 		}
 	}
 	if err := n.startTelemetry(ctx); err != nil {
-		n.cancel()
-		n.wg.Wait()
+		n.stop()
 		return nil, err
 	}
 	me, _ := json.Marshal(member{Devices: o.Devices, Joined: time.Now()})
 	if err := retry(ctx, func(ctx context.Context) error { _, err := n.members.Put(ctx, o.Name, me); return err }); err != nil {
-		n.cancel()
-		n.wg.Wait()
+		n.stop()
 		return nil, fmt.Errorf("cluster: joining: %w", err)
 	}
 	n.wg.Add(1)
@@ -259,6 +262,31 @@ func (n *Node) Name() string { return n.o.Name }
 
 // Runtime is the node's own runtime.
 func (n *Node) Runtime() *runtime.Runtime { return n.rt }
+
+// listen makes the node's two long-lived subscriptions for routed
+// calls (mux.go).
+func (n *Node) listen() error {
+	n.mux = newMux(n.subject("call", n.o.Name))
+	n.cancels.m = map[string]context.CancelFunc{}
+	calls, err := n.nc.Subscribe(n.subject("call", n.o.Name, ">"), n.mux.dispatch)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	calls.SetPendingLimits(-1, -1) // dispatch only queues: each call bounds its own
+	cancels, err := n.nc.Subscribe(n.subject("cancel", n.o.Name), n.cancels.receive)
+	if err != nil {
+		calls.Unsubscribe()
+		return fmt.Errorf("cluster: %w", err)
+	}
+	n.own = []*nats.Subscription{calls, cancels}
+	return nil
+}
+
+func (n *Node) unlisten() {
+	for _, s := range n.own {
+		s.Unsubscribe()
+	}
+}
 
 func (n *Node) bucket(s string) string { return n.o.Prefix + "_" + s }
 
@@ -602,9 +630,15 @@ func (n *Node) Close() error {
 		n.alive.Delete(ctx, n.o.Name)
 		n.members.Delete(ctx, n.o.Name)
 	}
-	n.cancel()
-	n.wg.Wait()
+	n.stop()
 	return nil
+}
+
+// stop ends the node's goroutines and subscriptions.
+func (n *Node) stop() {
+	n.cancel()
+	n.unlisten()
+	n.wg.Wait()
 }
 
 func (n *Node) hasDevice(d string) bool { return slices.Contains(n.o.Devices, d) }

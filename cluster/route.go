@@ -1,10 +1,10 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -98,24 +98,9 @@ func (n *Node) Run(ctx context.Context, req *runtime.RunRequest) (*runtime.RunRe
 // reached an answer (no node, a node that stopped answering): then the
 // serving node has recorded nothing, and the caller records the error.
 func (n *Node) call(ctx context.Context, subj string, c *call, fn func(runtime.Event) error) (*reply, error) {
-	inbox := n.nc.NewInbox()
+	inbox, p := n.mux.open()
+	defer n.mux.close(inbox)
 	c.Inbox = inbox
-	sub, err := n.nc.SubscribeSync(inbox)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", runtime.ErrDeviceUnavailable, err)
-	}
-	defer sub.Unsubscribe()
-	sub.SetPendingLimits(-1, 256<<20)
-	var heard atomic.Int64
-	heard.Store(time.Now().UnixNano())
-	hb, err := n.nc.Subscribe(inbox+".hb", func(m *nats.Msg) {
-		heard.Store(time.Now().UnixNano())
-		m.Respond(nil)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", runtime.ErrDeviceUnavailable, err)
-	}
-	defer hb.Unsubscribe()
 	body, err := encode(c)
 	if err != nil {
 		return nil, err
@@ -138,16 +123,20 @@ func (n *Node) call(ctx context.Context, subj string, c *call, fn func(runtime.E
 	if acc.Err != nil {
 		return &reply{}, acc.Err.err()
 	}
-	abandon := func() { n.nc.Publish(inbox+".cancel", nil) }
+	abandon := func() {
+		if nameRE.MatchString(acc.Node) {
+			n.nc.Publish(n.subject("cancel", acc.Node), []byte(inbox))
+		}
+	}
 	silence := 3 * n.o.Heartbeat
 	for {
-		m, err := sub.NextMsg(n.o.Heartbeat)
+		m, err := p.next(ctx, n.o.Heartbeat)
 		if err != nil {
 			if ctx.Err() != nil {
 				abandon()
 				return &reply{}, ctx.Err() // the serving node records the cancelled request
 			}
-			if errors.Is(err, nats.ErrTimeout) && time.Since(time.Unix(0, heard.Load())) < silence {
+			if errors.Is(err, nats.ErrTimeout) && time.Since(time.Unix(0, p.heard.Load())) < silence {
 				continue
 			}
 			if errors.Is(err, nats.ErrTimeout) {
@@ -156,7 +145,6 @@ func (n *Node) call(ctx context.Context, subj string, c *call, fn func(runtime.E
 			abandon()
 			return nil, fmt.Errorf("%w: %v", runtime.ErrDeviceUnavailable, err)
 		}
-		heard.Store(time.Now().UnixNano())
 		var r reply
 		if err := decode(m.Data, &r); err != nil {
 			abandon()
@@ -232,17 +220,17 @@ func (n *Node) serve(m *nats.Msg) {
 func (n *Node) run(m *nats.Msg, c *call) {
 	ctx, cancel := context.WithCancel(n.ctx)
 	defer cancel()
-	cs, err := n.nc.Subscribe(c.Inbox+".cancel", func(*nats.Msg) { cancel() })
-	if err != nil {
-		return
-	}
-	defer cs.Unsubscribe()
+	n.cancels.add(c.Inbox, cancel)
+	defer n.cancels.remove(c.Inbox)
 	b, _ := encode(&accept{Node: n.o.Name})
 	if err := m.Respond(b); err != nil {
 		return
 	}
 	go n.ping(ctx, c.Inbox+".hb", cancel)
-	var r reply
+	var (
+		r   reply
+		err error
+	)
 	switch c.Kind {
 	case "gen":
 		var fn func(runtime.Event) error
@@ -279,8 +267,9 @@ func (n *Node) run(m *nats.Msg, c *call) {
 }
 
 // ping tells the caller this node is alive every heartbeat, and cancels
-// the call when the caller is gone (no one listens on its inbox) or
-// has not answered 3 pings in a row.
+// the call when the caller is gone (its node no longer waits for the
+// call, or no one listens on its inbox) or has not answered 3 pings in
+// a row.
 func (n *Node) ping(ctx context.Context, subj string, cancel func()) {
 	t := time.NewTicker(n.o.Heartbeat)
 	defer t.Stop()
@@ -291,8 +280,11 @@ func (n *Node) ping(ctx context.Context, subj string, cancel func()) {
 			return
 		case <-t.C:
 		}
-		_, err := n.nc.Request(subj, nil, n.o.Heartbeat)
+		m, err := n.nc.Request(subj, nil, n.o.Heartbeat)
 		switch {
+		case err == nil && bytes.Equal(m.Data, callGone):
+			cancel()
+			return
 		case err == nil:
 			missed = 0
 		case errors.Is(err, nats.ErrNoResponders):

@@ -44,7 +44,7 @@ func (n *Node) startTelemetry(ctx context.Context) error {
 			case <-n.ctx.Done():
 				return
 			case rec := <-n.telq:
-				n.publishRecord(rec)
+				n.publishRecord(n.ctx, rec)
 			}
 		}
 	}()
@@ -52,42 +52,38 @@ func (n *Node) startTelemetry(ctx context.Context) error {
 }
 
 // publishRecord writes a record to the stream, retrying until it is
-// stored or the node leaves; the message id makes a retry after a lost
+// stored or ctx ends; the message id makes a retry after a lost
 // acknowledgement harmless (JetStream drops the duplicate).
-func (n *Node) publishRecord(rec runtime.Record) {
+func (n *Node) publishRecord(ctx context.Context, rec runtime.Record) {
 	b, _ := json.Marshal(rec)
 	m := nats.NewMsg(n.subject("telemetry", n.o.Name))
 	m.Data = b
 	m.Header.Set(jetstream.MsgIDHeader, n.o.Name+"-"+strconv.FormatInt(time.Now().UnixNano(), 36)+"-"+strconv.FormatUint(telSeq.Add(1), 36))
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
-		_, err := n.js.PublishMsg(ctx, m)
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := n.js.PublishMsg(pctx, m)
 		cancel()
-		if err == nil || n.ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil {
 			return
 		}
 		n.log.Debug("telemetry publish failed; retrying", "err", err)
 		select {
-		case <-n.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-time.After(wait):
 		}
 	}
 }
 
-// flushTelemetry publishes what is queued, briefly, before the node
-// leaves.
+// flushTelemetry publishes what is queued before the node leaves, for
+// at most 2 s: a node cut off from NATS must still leave.
 func (n *Node) flushTelemetry() {
-	deadline := time.After(2 * time.Second)
-	for {
+	ctx, cancel := context.WithTimeout(n.ctx, 2*time.Second)
+	defer cancel()
+	for ctx.Err() == nil && !n.nc.IsClosed() {
 		select {
 		case rec := <-n.telq:
-			if n.nc.IsClosed() {
-				return
-			}
-			n.publishRecord(rec)
-		case <-deadline:
-			return
+			n.publishRecord(ctx, rec)
 		default:
 			return
 		}
