@@ -27,7 +27,8 @@
 //   - calls for a deployment on subject neuro.dep.<id> ('.' in the id
 //     written '~'), queue group "neuro": accepted at once by request and
 //     reply, then events, heartbeats and the result on the caller's
-//     inbox.
+//     inbox neuro.call.<caller>.<id>, cancels on neuro.cancel.<server>;
+//     each node subscribes to both once, when it joins.
 //
 // # Invariants
 //
