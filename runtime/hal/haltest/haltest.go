@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/neuro-go/neuro/compile"
@@ -32,6 +33,11 @@ type Backend struct {
 	// Default: Input → Affine → LIF → Linear → LIF → Output, weights on an
 	// 8-bit grid.
 	Program func(inputs, outputs int) *compile.Program
+	// Unreadable is a value the device cannot take on an input (out of
+	// its range): the idle slots of an instance that masks slots
+	// (hal.SlotMasker) hold it on their inputs, which must not be read.
+	// Default 1e6.
+	Unreadable float32
 }
 
 // Program is the default test program: two LIF layers with weights that are
@@ -69,6 +75,10 @@ func Run(t *testing.T, b Backend) {
 	if b.Program == nil {
 		b.Program = Program
 	}
+	if b.Unreadable == 0 {
+		b.Unreadable = 1e6
+	}
+	t.Run("IdleSlots", func(t *testing.T) { idleSlots(t, b) })
 	open := func(t *testing.T) hal.Device {
 		t.Helper()
 		d, err := b.Open()
@@ -235,4 +245,80 @@ func drive(seed int) []float32 {
 		x[i] = float32(rng.IntN(12)) / 4
 	}
 	return x
+}
+
+// idleSlots steps a batch of two in which slot 1 is idle for a while,
+// with unreadable values on its input, beside two instances that step
+// each slot's inputs alone: the outputs agree at every step, the idle
+// slot resumes where it stopped, and the batch's counters (and
+// saturations, where the device counts them) are the two instances'
+// sums. An instance without hal.SlotMasker skips it.
+func idleSlots(t *testing.T, b Backend) {
+	ctx := context.Background()
+	d, err := b.Open()
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	p := b.Program(nIn, nOut)
+	load := func(n int) hal.Instance {
+		in, err := d.Load(ctx, p, n)
+		if err != nil {
+			t.Fatalf("load: %v", err)
+		}
+		t.Cleanup(func() { in.Close() })
+		return in
+	}
+	batched := load(2)
+	masker, ok := batched.(hal.SlotMasker)
+	if !ok {
+		t.Skip("the instance steps every slot (no hal.SlotMasker)")
+	}
+	alone := []hal.Instance{load(1), load(1)}
+	rng := rand.New(rand.NewPCG(7, 1))
+	x := make([]float32, 2*nIn)
+	for step := range 60 {
+		idle := step >= 15 && step < 40
+		on := []bool{true, !idle}
+		if err := masker.SetActive(on); err != nil {
+			t.Fatal(err)
+		}
+		for i := range x {
+			x[i] = float32(rng.IntN(12)) / 4
+			if idle && i >= nIn {
+				x[i] = b.Unreadable
+			}
+		}
+		before := slices.Clone(batched.Output(0)[nOut:])
+		if err := batched.Step(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+		for slot, a := range alone {
+			if !on[slot] {
+				if got := batched.Output(0)[nOut:]; !slices.Equal(got, before) {
+					t.Fatalf("step %d: idle slot's output moved from %v to %v", step, before, got)
+				}
+				continue
+			}
+			if err := a.Step(ctx, x[slot*nIn:(slot+1)*nIn]); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := batched.Output(0)[slot*nOut:(slot+1)*nOut], a.Output(0); !slices.Equal(got, want) {
+				t.Fatalf("step %d slot %d: batched %v, alone %v", step, slot, got, want)
+			}
+		}
+	}
+	got, sum := batched.Counters(), alone[0].Counters().Add(alone[1].Counters())
+	got.Steps, sum.Steps = 0, 0
+	if got != sum || got.Spikes == 0 || got.SpikingUpdates == 0 {
+		t.Errorf("batch counters %+v, the slots' alone %+v", got, sum)
+	}
+	type saturations interface{ Saturations() int64 }
+	if bs, ok := batched.(saturations); ok {
+		if s := alone[0].(saturations).Saturations() + alone[1].(saturations).Saturations(); bs.Saturations() != s {
+			t.Errorf("batch saturations %d, the slots' alone %d", bs.Saturations(), s)
+		}
+	}
+	if err := masker.SetActive([]bool{true}); !errors.Is(err, snn.ErrInputSize) {
+		t.Errorf("one flag for a batch of two: %v", err)
+	}
 }

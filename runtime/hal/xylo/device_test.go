@@ -31,7 +31,8 @@ func TestConformance(t *testing.T) {
 		Open: func() (hal.Device, error) {
 			return hal.Open(xylo.Name, hal.Config{Options: map[string]string{"input_quantum": "0.25"}})
 		},
-		Program: haltestProgram,
+		Program:    haltestProgram,
+		Unreadable: -1, // the chip takes no negative input
 	})
 }
 
