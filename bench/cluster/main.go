@@ -12,6 +12,8 @@
 //     on the node that runs the deployment, and through another node;
 //   - the overhead per streamed token: the same with -tokens tokens,
 //     less the per-request difference, per token;
+//   - the floor under a routed call: a bare NATS request and reply
+//     between the same two nodes;
 //   - the throughput (completion tokens per second) of 1, 2 and 3
 //     nodes, each running one deployment, with -workers streaming
 //     clients calling each deployment through another node.
@@ -206,6 +208,27 @@ func run(n, tokens, workers int, secs time.Duration) error {
 			fmt.Printf("\nper streamed token: %v routed overhead ((%v - %v) / %d)\n", round((over-perReq)/time.Duration(tokens-1)), round(over), round(perReq), tokens-1)
 		}
 	}
+	// The floor under a routed call: one NATS request and reply between
+	// the same two nodes, through their two servers.
+	echo, err := nodes[0].nc.Subscribe("bench.echo", func(m *nats.Msg) { m.Respond(nil) })
+	if err != nil {
+		return err
+	}
+	defer echo.Unsubscribe()
+	nodes[0].nc.Flush()
+	time.Sleep(100 * time.Millisecond) // the interest reaches n2's server
+	rtt := make([]time.Duration, 0, n)
+	for i := range n + n/10 {
+		t0 := time.Now()
+		if _, err := nodes[1].nc.Request("bench.echo", nil, time.Second); err != nil {
+			return err
+		}
+		if i >= n/10 {
+			rtt = append(rtt, time.Since(t0))
+		}
+	}
+	fmt.Printf("\nNATS request and reply n2 -> n1: p50 %v, mean %v\n", round(percentile(rtt, 0.5)), round(mean(rtt)))
+
 	// Throughput: k deployments on k nodes, each called through the next node.
 	fmt.Printf("\n| nodes | clients | completion tokens/s | requests/s |\n|---|---|---|---|\n")
 	for k := 1; k <= 3; k++ {
