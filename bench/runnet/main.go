@@ -6,7 +6,8 @@
 // /v1/compile of a server in the same process, deploys it on cpu, checks
 // that every sample's output spike counts equal snnTorch's, and times
 // POST /v1/deployments/{id}/run at batch 1 (one sample per request, one
-// request at a time) and at a full batch (64 samples per request).
+// request at a time) and at a full batch (64 samples per request), then
+// the same through Runtime.Run in-process. -cpuprofile profiles all four.
 //
 //	go run ./bench/runnet -dir /tmp/runnet
 package main
@@ -19,6 +20,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	_ "github.com/neuro-go/neuro/compile/pytorch"
@@ -27,6 +29,9 @@ import (
 	"github.com/neuro-go/neuro/runtime"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
 )
+
+// profile, when set, receives a CPU profile of the timed runs.
+var profile *os.File
 
 type snntorchResult struct {
 	Library   string  `json:"library"`
@@ -41,7 +46,17 @@ type snntorchResult struct {
 func main() {
 	dir := flag.String("dir", "/tmp/runnet", "the directory snntorch_run.py wrote")
 	seconds := flag.Float64("seconds", 3, "how long to time each case")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed runs to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "runnet:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		profile = f
+	}
 	if err := run(context.Background(), *dir, time.Duration(*seconds*float64(time.Second))); err != nil {
 		fmt.Fprintln(os.Stderr, "runnet:", err)
 		os.Exit(1)
@@ -120,26 +135,52 @@ func run(ctx context.Context, dir string, budget time.Duration) error {
 			}
 		}
 	}
-	rate := func(batch int) (float64, error) {
+	// The same runs in-process (Runtime.Run): what HTTP, JSON and the
+	// client add is the difference.
+	direct := make([]runtime.Sample, len(samples))
+	for k, x := range samples {
+		ev := x.(client.EventSample)
+		s := runtime.Sample{Timesteps: ev.Timesteps, Events: make([]runtime.SpikeEvent, len(ev.Events))}
+		for j, e := range ev.Events {
+			s.Events[j] = runtime.SpikeEvent{T: e[0], I: e[1]}
+		}
+		direct[k] = s
+	}
+	rate := func(batch int, call func(lo, hi int) error) (float64, error) {
 		n, start := 0, time.Now()
 		for time.Since(start) < budget || n == 0 {
 			lo := (n * batch) % len(samples)
-			in := samples[lo:min(lo+batch, len(samples))]
-			if _, err := c.Run(ctx, "kws", &client.RunRequest{Inputs: in}); err != nil {
+			if err := call(lo, min(lo+batch, len(samples))); err != nil {
 				return 0, err
 			}
 			n++
 		}
 		return float64(n*batch) / time.Since(start).Seconds(), nil
 	}
-	one, err := rate(1)
-	if err != nil {
+	overHTTP := func(lo, hi int) error {
+		_, err := c.Run(ctx, "kws", &client.RunRequest{Inputs: samples[lo:hi]})
 		return err
 	}
-	full, err := rate(ref.Batch)
-	if err != nil {
+	inProcess := func(lo, hi int) error {
+		_, err := rt.Run(ctx, &runtime.RunRequest{Deployment: "kws", Samples: direct[lo:hi], Principal: "bench"})
 		return err
 	}
+	if profile != nil {
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var rates [4]float64
+	for i, c := range []struct {
+		batch int
+		call  func(lo, hi int) error
+	}{{1, overHTTP}, {ref.Batch, overHTTP}, {1, inProcess}, {ref.Batch, inProcess}} {
+		if rates[i], err = rate(c.batch, c.call); err != nil {
+			return err
+		}
+	}
+	one, full := rates[0], rates[1]
 	out := map[string]any{
 		"network":       "700-256-20 Leaky (snnTorch), 100 timesteps, 5% input spikes as events",
 		"output_counts": total, "output_counts_differing": differ, "largest_difference": worst,
@@ -147,6 +188,7 @@ func run(ctx context.Context, dir string, budget time.Duration) error {
 		"snntorch": ref.Library, "snntorch_threads": ref.Threads,
 		"snntorch_samples_per_second_batch1": ref.Batch1, "snntorch_samples_per_second_full_batch": ref.FullBatch,
 		"ratio_batch1": one / ref.Batch1, "ratio_full_batch": full / ref.FullBatch,
+		"in_process_samples_per_second_batch1": rates[2], "in_process_samples_per_second_full_batch": rates[3],
 	}
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))

@@ -1,0 +1,637 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// A run's body can hold millions of numbers (64 samples of 3,500 spike
+// events each is 450,000), and encoding/json spends about a microsecond
+// and an allocation on each through reflection and json.Number. The run
+// endpoint reads its body with the scanner below instead: one pass that
+// validates the JSON as encoding/json does, and reads the inputs into
+// their samples without allocating per value. It accepts exactly what
+// encoding/json accepted before it, with the same values (the fuzz test
+// FuzzRunInputs holds the two to that), so the API is unchanged.
+
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
+
+// jsonScanner reads one JSON text.
+type jsonScanner struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+// syntaxError reports malformed JSON at the scanner's offset, as
+// decodeObject does.
+func (s *jsonScanner) syntaxError(what string) *Error {
+	return invalid("", "invalid_json", "malformed JSON at byte %d: %s", s.i, what)
+}
+
+func (s *jsonScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after white space, or 0 at the end.
+func (s *jsonScanner) peek() byte {
+	s.ws()
+	if s.i == len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+func (s *jsonScanner) expect(c byte) *Error {
+	if s.peek() != c {
+		return s.syntaxError(fmt.Sprintf("want %q", c))
+	}
+	s.i++
+	return nil
+}
+
+// value skips one value, checking its syntax, and returns its bytes.
+func (s *jsonScanner) value() ([]byte, *Error) {
+	c := s.peek()
+	start := s.i
+	switch {
+	case c == '{' || c == '[':
+		if e := s.composite(c); e != nil {
+			return nil, e
+		}
+	case c == '"':
+		if _, e := s.str(); e != nil {
+			return nil, e
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		if _, e := s.number(); e != nil {
+			return nil, e
+		}
+	case c == 't' || c == 'f' || c == 'n':
+		if !s.literal() {
+			return nil, s.syntaxError("want a value")
+		}
+	default:
+		return nil, s.syntaxError("want a value")
+	}
+	return s.b[start:s.i], nil
+}
+
+// composite skips an object or an array.
+func (s *jsonScanner) composite(open byte) *Error {
+	if s.depth++; s.depth > maxDepth {
+		return s.syntaxError("exceeded max depth")
+	}
+	defer func() { s.depth-- }()
+	close := byte(']')
+	if open == '{' {
+		close = '}'
+	}
+	s.i++
+	if s.peek() == close {
+		s.i++
+		return nil
+	}
+	for {
+		if open == '{' {
+			if _, e := s.str(); e != nil {
+				return e
+			}
+			if e := s.expect(':'); e != nil {
+				return e
+			}
+		}
+		if _, e := s.value(); e != nil {
+			return e
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case close:
+			s.i++
+			return nil
+		default:
+			return s.syntaxError(fmt.Sprintf("want ',' or %q", close))
+		}
+	}
+}
+
+func (s *jsonScanner) literal() bool {
+	for _, lit := range []string{"true", "false", "null"} {
+		if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
+			s.i += len(lit)
+			return true
+		}
+	}
+	return false
+}
+
+// skip skips one value of checked JSON, faster than value: it only
+// matches brackets and quotes.
+func (s *jsonScanner) skip() []byte {
+	s.ws()
+	start, depth := s.i, 0
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth == 0 {
+				return s.b[start:s.i]
+			}
+			if depth--; depth == 0 {
+				s.i++
+				return s.b[start:s.i]
+			}
+		case '"':
+			for s.i++; s.b[s.i] != '"'; s.i++ {
+				if s.b[s.i] == '\\' {
+					s.i++
+				}
+			}
+			if depth == 0 {
+				s.i++
+				return s.b[start:s.i]
+			}
+		case ',', ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return s.b[start:s.i]
+			}
+		}
+		s.i++
+	}
+	return s.b[start:s.i]
+}
+
+// str skips a string, checking its escapes, and returns its contents
+// (still escaped) and whether it has any escape.
+func (s *jsonScanner) str() (escaped bool, e *Error) {
+	if s.peek() != '"' {
+		return false, s.syntaxError("want a string")
+	}
+	s.i++
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return escaped, nil
+		case c == '\\':
+			escaped = true
+			if s.i+1 == len(s.b) {
+				return false, s.syntaxError("an unfinished escape")
+			}
+			switch s.b[s.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i += 2
+			case 'u':
+				if s.i+6 > len(s.b) {
+					return false, s.syntaxError("an unfinished \\u escape")
+				}
+				for _, h := range s.b[s.i+2 : s.i+6] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return false, s.syntaxError("a bad \\u escape")
+					}
+				}
+				s.i += 6
+			default:
+				return false, s.syntaxError("a bad escape")
+			}
+		case c < 0x20:
+			return false, s.syntaxError("a control character in a string")
+		default:
+			s.i++
+		}
+	}
+	return false, s.syntaxError("an unfinished string")
+}
+
+// number skips a number, checking JSON's grammar.
+func (s *jsonScanner) number() ([]byte, *Error) {
+	start := s.i
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case digits() == 0:
+		return nil, s.syntaxError("a bad number")
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return nil, s.syntaxError("a bad number")
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return nil, s.syntaxError("a bad number")
+		}
+	}
+	return s.b[start:s.i], nil
+}
+
+// object reads a JSON object, calling field with each key (unescaped)
+// and the scanner positioned at its value, which field must read.
+func (s *jsonScanner) object(field func(key string) *Error) *Error {
+	if e := s.expect('{'); e != nil {
+		return e
+	}
+	if s.peek() == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		s.ws()
+		start := s.i
+		escaped, e := s.str()
+		if e != nil {
+			return e
+		}
+		key := string(s.b[start+1 : s.i-1])
+		if escaped {
+			json.Unmarshal(s.b[start:s.i], &key) // checked by str
+		}
+		if e := s.expect(':'); e != nil {
+			return e
+		}
+		if e := field(key); e != nil {
+			return e
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.syntaxError("want ',' or '}'")
+		}
+	}
+}
+
+// decodeRunBody reads a run's body into raw, as decodeObject would, but
+// leaves the inputs to parseInputs: raw.Inputs holds their bytes,
+// checked.
+func decodeRunBody(b []byte, raw *rawRun) *Error {
+	s := &jsonScanner{b: b}
+	if c := s.peek(); c != '{' && c != 0 {
+		if v, e := s.value(); e == nil {
+			return invalid("", "invalid_json", "the request body must be a JSON object, not %s", kindOf(v))
+		}
+	}
+	fields := []struct {
+		name string
+		dst  *json.RawMessage
+	}{{"inputs", &raw.Inputs}, {"timesteps", &raw.Timesteps}, {"record", &raw.Record}, {"model", &raw.Model}, {"seed", &raw.Seed}}
+	e := s.object(func(key string) *Error {
+		v, e := s.value()
+		if e != nil {
+			return e
+		}
+		for _, f := range fields { // encoding/json matches names without case
+			if strings.EqualFold(f.name, key) {
+				*f.dst = v
+			}
+		}
+		return nil
+	})
+	if e != nil {
+		return e
+	}
+	if s.peek() != 0 {
+		return s.syntaxError("invalid character after top-level value")
+	}
+	return nil
+}
+
+// parseInputs reads a run's inputs (checked JSON): an array of samples,
+// each a vector, a matrix, or {"events": [[t, i], ...], "timesteps": T}.
+func parseInputs(raw []byte, maxSamples int) ([]runtime.Sample, *Error) {
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, invalid("inputs", "invalid_type", "inputs must be an array of samples, not %s", kindOf(raw))
+	}
+	s := &jsonScanner{b: raw}
+	s.i++
+	var samples []runtime.Sample
+	for s.peek() != ']' {
+		if len(samples) == maxSamples {
+			n := len(samples)
+			for s.peek() != ']' {
+				s.skip()
+				n++
+				if s.peek() == ',' {
+					s.i++
+				}
+			}
+			return nil, invalid("inputs", "invalid_value", "inputs has %d samples; 1 to %d are allowed", n, maxSamples)
+		}
+		x, e := s.sample(fmt.Sprintf("inputs[%d]", len(samples)))
+		if e != nil {
+			return nil, e
+		}
+		samples = append(samples, x)
+		if s.peek() == ',' {
+			s.i++
+		}
+	}
+	if len(samples) == 0 {
+		return nil, invalid("inputs", "invalid_value", "inputs has 0 samples; 1 to %d are allowed", maxSamples)
+	}
+	return samples, nil
+}
+
+func (s *jsonScanner) sample(param string) (runtime.Sample, *Error) {
+	var x runtime.Sample
+	bad := func(format string, a ...any) (runtime.Sample, *Error) {
+		return runtime.Sample{}, invalid(param, "invalid_value", param+": "+format, a...)
+	}
+	switch s.peek() {
+	case '{':
+		// Every value is read, as encoding/json reads them: a duplicate
+		// key's last value counts, and a wrong type anywhere fails.
+		const form = "an event sample is {\"events\": [[t, i], ...], \"timesteps\": T}"
+		var steps []byte
+		wrong := false
+		x.Events = []runtime.SpikeEvent{}
+		s.object(func(key string) *Error {
+			switch {
+			case strings.EqualFold(key, "events"):
+				start := s.i
+				if s.peek() == '[' {
+					if evs, ok := s.events(); ok {
+						x.Events = evs
+						return nil
+					}
+					s.i = start
+				}
+				if v := s.skip(); string(v) == "null" {
+					x.Events = []runtime.SpikeEvent{}
+				} else {
+					wrong = true
+				}
+			case strings.EqualFold(key, "timesteps"):
+				if v := s.skip(); string(v) != "null" { // null leaves it as it was
+					steps = v
+					wrong = wrong || !isNumber(v)
+				}
+			default:
+				s.skip()
+			}
+			return nil
+		})
+		if wrong {
+			return bad(form)
+		}
+		t, ok := wholeNumber(steps)
+		if !ok || t < 1 || t > math.MaxInt32 {
+			return bad("timesteps must be a whole number of at least 1")
+		}
+		x.Timesteps = int(t)
+		for j, ev := range x.Events {
+			if ev.T == badEvent {
+				return bad("event %d is not a pair [t, i]", j)
+			}
+			if ev.I == badEvent {
+				return bad("event %d: step and input must be whole numbers", j)
+			}
+		}
+		return x, nil
+	case '[':
+		v := s.skip()
+		inner := &jsonScanner{b: v, i: 1}
+		if inner.peek() == '[' {
+			x.Matrix = [][]float32{}
+			for inner.peek() != ']' {
+				row := inner.skip()
+				if string(row) == "null" {
+					x.Matrix = append(x.Matrix, []float32{})
+				} else if r, ok := readFloats(row); ok && row[0] == '[' {
+					x.Matrix = append(x.Matrix, r)
+				} else {
+					return bad("a matrix is an array of rows of numbers")
+				}
+				if inner.peek() == ',' {
+					inner.i++
+				}
+			}
+			return x, nil
+		}
+		var ok bool
+		if x.Vector, ok = readFloats(v); !ok {
+			return bad("a vector is an array of numbers")
+		}
+		return x, nil
+	}
+	v := s.skip()
+	return bad("a sample is a vector, a matrix (array of rows) or {\"events\", \"timesteps\"}, not %s", kindOf(v))
+}
+
+// badEvent marks, in readEvents' result, an event that is not a pair (in
+// T) or whose numbers are not whole (in I).
+const badEvent = math.MinInt
+
+// events reads checked JSON [[t, i], ...]: ok is false when it is not
+// an array of arrays (or nulls) of numbers (or nulls, or numbers in
+// strings), as encoding/json would refuse it for [][]json.Number.
+func (s *jsonScanner) events() ([]runtime.SpikeEvent, bool) {
+	s.i++ // [
+	out := make([]runtime.SpikeEvent, 0, 64)
+	for s.peek() != ']' {
+		if ev, ok := s.pair(); ok {
+			out = append(out, ev)
+		} else {
+			ev, ok := readEvent(s.skip())
+			if !ok {
+				return nil, false
+			}
+			out = append(out, ev)
+		}
+		if s.peek() == ',' {
+			s.i++
+		}
+	}
+	s.i++
+	return out, true
+}
+
+// pair reads the common event, [t, i] of two small whole numbers, and
+// leaves the scanner where it was when the next value is anything else.
+func (s *jsonScanner) pair() (runtime.SpikeEvent, bool) {
+	start := s.i
+	var nums [2]int
+	for k := range 2 {
+		want := byte('[')
+		if k == 1 {
+			want = ','
+		}
+		if s.peek() != want {
+			s.i = start
+			return runtime.SpikeEvent{}, false
+		}
+		s.i++
+		s.ws()
+		neg := s.i < len(s.b) && s.b[s.i] == '-'
+		if neg {
+			s.i++
+		}
+		n, d := 0, 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' && d < 9 {
+			n = n*10 + int(s.b[s.i]-'0')
+			s.i++
+			d++
+		}
+		if d == 0 || s.i < len(s.b) && (s.b[s.i] >= '0' && s.b[s.i] <= '9' || s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+			s.i = start
+			return runtime.SpikeEvent{}, false
+		}
+		if neg {
+			n = -n
+		}
+		nums[k] = n
+	}
+	if s.peek() != ']' {
+		s.i = start
+		return runtime.SpikeEvent{}, false
+	}
+	s.i++
+	return runtime.SpikeEvent{T: nums[0], I: nums[1]}, true
+}
+
+// readEvent reads any other event: null (not a pair), or an array of
+// numbers, nulls and numbers in strings; ok is false for anything that
+// encoding/json would refuse for []json.Number.
+func readEvent(pair []byte) (runtime.SpikeEvent, bool) {
+	ev := runtime.SpikeEvent{T: badEvent}
+	switch pair[0] {
+	case 'n':
+		return ev, true
+	case '[':
+	default:
+		return ev, false
+	}
+	p := &jsonScanner{b: pair, i: 1}
+	var nums [2]int64
+	n, whole := 0, true
+	for p.peek() != ']' {
+		x := p.skip()
+		if !isNumber(x) && string(x) != "null" {
+			return ev, false
+		}
+		if n < 2 {
+			w, ok := wholeNumber(x)
+			nums[n], whole = w, whole && ok && w >= math.MinInt32 && w <= math.MaxInt32
+		}
+		n++
+		if p.peek() == ',' {
+			p.i++
+		}
+	}
+	if n == 2 {
+		ev = runtime.SpikeEvent{T: int(nums[0]), I: int(nums[1])}
+		if !whole {
+			ev.I = badEvent
+		}
+	}
+	return ev, true
+}
+
+// isNumber tells whether v is a number, or a string that encoding/json
+// would take for a json.Number: one holding a valid number literal.
+func isNumber(v []byte) bool {
+	if len(v) > 0 && v[0] != '"' {
+		return v[0] == '-' || v[0] >= '0' && v[0] <= '9'
+	}
+	var n json.Number
+	return json.Unmarshal(v, &n) == nil
+}
+
+// wholeNumber reads a number (or a number in a string) as json.Number's
+// Int64 does: whole and in int64's range, with no fraction or exponent.
+func wholeNumber(v []byte) (int64, bool) {
+	if len(v) == 0 || v[0] == 'n' {
+		return 0, false
+	}
+	if v[0] == '"' {
+		var n json.Number
+		if json.Unmarshal(v, &n) != nil {
+			return 0, false
+		}
+		w, err := n.Int64()
+		return w, err == nil
+	}
+	neg := v[0] == '-'
+	d := v
+	if neg {
+		d = d[1:]
+	}
+	if len(d) > 0 && len(d) < 19 {
+		var w int64
+		for _, c := range d {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			w = w*10 + int64(c-'0')
+		}
+		if neg {
+			w = -w
+		}
+		return w, true
+	}
+	w, err := strconv.ParseInt(string(v), 10, 64)
+	return w, err == nil
+}
+
+// readFloats reads checked JSON [x, ...] as encoding/json reads
+// []float64 (null is 0), refusing what float32 cannot hold.
+func readFloats(v []byte) ([]float32, bool) {
+	if v[0] != '[' {
+		return nil, false
+	}
+	s := &jsonScanner{b: v, i: 1}
+	out := make([]float32, 0, len(v)/4)
+	for s.peek() != ']' {
+		x := s.skip()
+		var f float64
+		switch {
+		case string(x) == "null":
+		case x[0] == '-' || x[0] >= '0' && x[0] <= '9':
+			var err error
+			if f, err = strconv.ParseFloat(string(x), 64); err != nil || math.Abs(f) > math.MaxFloat32 {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+		out = append(out, float32(f))
+		if s.peek() == ',' {
+			s.i++
+		}
+	}
+	return out, true
+}

@@ -1,0 +1,250 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// refInputs reads a run body's inputs with encoding/json, field by
+// field: the definition that decodeRunBody and parseInputs must match.
+func refInputs(body []byte, maxSamples int) (rawRun, []runtime.Sample, *Error) {
+	var raw rawRun
+	if e := decodeObject(body, &raw); e != nil {
+		return raw, nil, e
+	}
+	if absent(raw.Inputs) {
+		return raw, nil, invalid("inputs", "missing_field", "inputs is required")
+	}
+	var samples []json.RawMessage
+	if raw.Inputs[0] != '[' || json.Unmarshal(raw.Inputs, &samples) != nil {
+		return raw, nil, invalid("inputs", "invalid_type", "inputs must be an array of samples")
+	}
+	if len(samples) == 0 || len(samples) > maxSamples {
+		return raw, nil, invalid("inputs", "invalid_value", "inputs has %d samples", len(samples))
+	}
+	out := make([]runtime.Sample, len(samples))
+	for k, rs := range samples {
+		x, e := refSample(rs, fmt.Sprintf("inputs[%d]", k))
+		if e != nil {
+			return raw, nil, e
+		}
+		out[k] = x
+	}
+	return raw, out, nil
+}
+
+func refSample(raw json.RawMessage, param string) (runtime.Sample, *Error) {
+	var x runtime.Sample
+	bad := func(format string, a ...any) (runtime.Sample, *Error) {
+		return x, invalid(param, "invalid_value", param+": "+format, a...)
+	}
+	switch {
+	case len(raw) > 0 && raw[0] == '{':
+		var ev struct {
+			Events    [][]json.Number `json:"events"`
+			Timesteps json.Number     `json:"timesteps"`
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return bad("form")
+		}
+		t, err := ev.Timesteps.Int64()
+		if err != nil || t < 1 || t > math.MaxInt32 {
+			return bad("timesteps")
+		}
+		x.Timesteps = int(t)
+		x.Events = make([]runtime.SpikeEvent, len(ev.Events))
+		for j, pair := range ev.Events {
+			if len(pair) != 2 {
+				return bad("event %d is not a pair", j)
+			}
+			t, err1 := pair[0].Int64()
+			i, err2 := pair[1].Int64()
+			if err1 != nil || err2 != nil || t < math.MinInt32 || t > math.MaxInt32 || i < math.MinInt32 || i > math.MaxInt32 {
+				return bad("event %d: whole numbers", j)
+			}
+			x.Events[j] = runtime.SpikeEvent{T: int(t), I: int(i)}
+		}
+		return x, nil
+	case len(raw) > 1 && raw[0] == '[' && strings.TrimLeft(string(raw[1:]), " \t\r\n")[0] == '[':
+		var rows [][]float64
+		if err := json.Unmarshal(raw, &rows); err != nil {
+			return bad("matrix")
+		}
+		x.Matrix = make([][]float32, len(rows))
+		for t, row := range rows {
+			v, ok := float32s(row)
+			if !ok {
+				return bad("row %d range", t)
+			}
+			x.Matrix[t] = v
+		}
+		return x, nil
+	case len(raw) > 0 && raw[0] == '[':
+		var vec []float64
+		if err := json.Unmarshal(raw, &vec); err != nil {
+			return bad("vector")
+		}
+		v, ok := float32s(vec)
+		if !ok {
+			return bad("range")
+		}
+		x.Vector = v
+		return x, nil
+	}
+	return bad("not a sample")
+}
+
+// newInputs is the run endpoint's reading of the same.
+func newInputs(body []byte, maxSamples int) (rawRun, []runtime.Sample, *Error) {
+	var raw rawRun
+	if e := decodeRunBody(body, &raw); e != nil {
+		return raw, nil, e
+	}
+	if absent(raw.Inputs) {
+		return raw, nil, invalid("inputs", "missing_field", "inputs is required")
+	}
+	samples, e := parseInputs(raw.Inputs, maxSamples)
+	return raw, samples, e
+}
+
+var runBodySeeds = []string{
+	`{"inputs":[[1,2,3]]}`,
+	`{"inputs":[[[1,0],[0,1]]], "timesteps": 2}`,
+	`{"inputs":[{"events":[[0,1],[3,2]],"timesteps":4}], "seed": 7, "record": ["spikes"]}`,
+	`{"Inputs":[{"Events":[[0,"1"],[3,2]],"TimeSteps":"4"}], "MODEL": "net"}`,
+	`{"inputs":[{"events":null,"timesteps":1}, {"events":[],"timesteps":1e0}]}`,
+	`{"inputs":[{"events":[[0,1,2]],"timesteps":1}]}`,
+	`{"inputs":[{"events":[[0.5,1]],"timesteps":1}]}`,
+	`{"inputs":[{"events":[null, [null, 1]],"timesteps":1}]}`,
+	`{"inputs":[[1e39]]}`,
+	`{"inputs":[[null, -0.0, 1E-3]]}`,
+	`{"inputs":[[[1],null,[]]]}`,
+	`{"inputs":[[], [ ], [[]]]}`,
+	`{"inputs":[[1,[2]]]}`,
+	`{"inputs":[[[1],2]]}`,
+	`{"inputs":"x"}`,
+	`{"inputs":[]}`,
+	`{"inputs":[1]}`,
+	`{"inputs":[true]}`,
+	`{"inputs":null}`,
+	`[1]`,
+	`null`,
+	`{"inputs":[[1]]} x`,
+	`{"inputs":[[01]]}`,
+	`{"inputs":[["1"]]}`,
+	`{"inputs":[[1]],"inputs":[[2]]}`,
+	`{"inp\u0075ts":[[3]]}`,
+	`{"inputs":[{"events":[[0,1]],"timesteps":"\u0031"}]}`,
+	`{"inputs":[{"events":[[0,2147483648]],"timesteps":1}]}`,
+	`{"inputs":[{"events":[[0,1]],"timesteps":2147483648}]}`,
+	`{"inputs":[{"events":[[0,1]],"timesteps":0}]}`,
+	`{"inputs":[{"events":{},"timesteps":1}]}`,
+	`{"inputs":[{"timesteps":1,"extra":[1,{"a":[]}]}]}`,
+	` { "inputs" : [ [ 1 , 2 ] ] , "seed" : -3 } `,
+	`{"inputs":[[1,2,]]}`,
+	`{"inputs":[[1 2]]}`,
+	`{"inputs":[["\x01"]]}`,
+	`{"inputs":[{"events":[[0,1]],"timesteps":99999999999999999999}]}`,
+	`{"inputs":[{"events":[[-9223372036854775808,1]],"timesteps":1}]}`,
+	`{"inputs":[{"events":{},"events":[],"timesteps":1}]}`,
+	`{"inputs":[{"events":[[0,1]],"timesteps":1,"timesteps":null}]}`,
+	`{"inputs":[{"events":[[0,1]],"timesteps":true,"timesteps":2}]}`,
+	`{"inputs":[{"events":[[0,1]],"events":null,"timesteps":2}]}`,
+	`{"inputs":[{"events":[[ 0 , 1 ],[1234567890,1],[-0,2],[1.0,1]],"timesteps":2}]}`,
+}
+
+// The scanner accepts exactly what encoding/json did, with the same
+// samples.
+func TestRunBodyMatchesEncodingJSON(t *testing.T) {
+	for _, body := range runBodySeeds {
+		checkRunBody(t, []byte(body))
+	}
+	deep := `{"inputs":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`
+	checkRunBody(t, []byte(deep))
+}
+
+func FuzzRunInputs(f *testing.F) {
+	for _, body := range runBodySeeds {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !utf8.Valid(body) { // readBody refuses it first
+			return
+		}
+		checkRunBody(t, body)
+	})
+}
+
+func checkRunBody(t *testing.T, body []byte) {
+	t.Helper()
+	const maxSamples = 4
+	wantRaw, want, wantErr := refInputs(body, maxSamples)
+	gotRaw, got, gotErr := newInputs(body, maxSamples)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%q: encoding/json says %v, the scanner %v", body, wantErr, gotErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Fatalf("%q: encoding/json reads %+v, the scanner %+v", body, want, got)
+	}
+	if string(wantRaw.Timesteps) != string(gotRaw.Timesteps) || string(wantRaw.Seed) != string(gotRaw.Seed) ||
+		string(wantRaw.Model) != string(gotRaw.Model) || string(wantRaw.Record) != string(gotRaw.Record) {
+		t.Fatalf("%q: fields %+v, the scanner %+v", body, wantRaw, gotRaw)
+	}
+}
+
+// BenchmarkRunInputs reads a full batch of the run benchmark's shape
+// (64 samples of 100 steps over 700 inputs at 5% activity, as events)
+// with encoding/json and with the scanner.
+func BenchmarkRunInputs(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"inputs":[`)
+	events, state := 0, uint32(1)
+	for k := range 64 {
+		if k > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"timesteps":100,"events":[`)
+		first := true
+		for step := range 100 {
+			for i := range 700 {
+				if state = state*1664525 + 1013904223; state%20 != 0 {
+					continue
+				}
+				if !first {
+					sb.WriteByte(',')
+				}
+				first = false
+				fmt.Fprintf(&sb, "[%d,%d]", step, i)
+				events++
+			}
+		}
+		sb.WriteString(`]}`)
+	}
+	sb.WriteString(`]}`)
+	body := []byte(sb.String())
+	for _, c := range []struct {
+		name string
+		read func([]byte, int) (rawRun, []runtime.Sample, *Error)
+	}{{"encoding-json", refInputs}, {"scanner", newInputs}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, e := c.read(body, 64); e != nil {
+					b.Fatal(e)
+				}
+			}
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
