@@ -43,19 +43,6 @@ type rawDeployment struct {
 	Precision    json.RawMessage `json:"precision"`
 }
 
-func validDeploymentID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // handleCreateDeployment places a model on a device for the caller. It
 // waits up to Options.DeployWait for the load, so that a network that
 // does not fit the device is a 422 here rather than a failed record to
@@ -116,8 +103,8 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 	}
 	if id == "" {
 		id = newID("dep-")
-	} else if !validDeploymentID(id) {
-		return spec, invalid("id", "invalid_value", "id must be 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-'")
+	} else if err := runtime.CheckDeploymentID(id); err != nil {
+		return spec, toError(err)
 	}
 	replicas, _, e := parseInt(raw.Replicas, "replicas", 1, int64(s.opts.MaxReplicas))
 	if e != nil {

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +70,36 @@ func (r *Runtime) Quota() Quota {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.opts.Quota
+}
+
+// MaxDeploymentID bounds the length of a deployment's ID.
+const MaxDeploymentID = 64
+
+// CheckDeploymentID refuses, with a *ParamError naming "id", an ID that
+// is not a safe path segment: a deployment's ID is a URL path segment
+// and, with Options.DataDir, the name of its file, so it is 1 to
+// MaxDeploymentID of A-Z, a-z, 0-9, '.', '_' and '-', not starting with
+// '.' ("." and ".." could never be addressed, and a leading dot hides
+// the file).
+func CheckDeploymentID(id string) error {
+	bad := id == "" || len(id) > MaxDeploymentID || id[0] == '.'
+	for i := 0; i < len(id) && !bad; i++ {
+		c := id[i]
+		bad = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+	}
+	if bad {
+		return &ParamError{"id", fmt.Sprintf("id %q is not 1 to %d characters of A-Z, a-z, 0-9, '.', '_' and '-' not starting with '.'", id, MaxDeploymentID)}
+	}
+	return nil
+}
+
+// admitDeployment checks a new deployment's ID and its owner's quota.
+// It is called with r.mu held.
+func (r *Runtime) admitDeployment(d *Deployment) error {
+	if err := CheckDeploymentID(d.ID); err != nil {
+		return err
+	}
+	return r.checkDeploymentQuota(d.Owner)
 }
 
 // checkDeploymentQuota is called with r.mu held.
@@ -265,15 +297,36 @@ func (r *Runtime) RestoreDeployments(ctx context.Context) error {
 		if err == nil && sd.ID != strings.TrimSuffix(filepath.Base(f), ".json") {
 			err = fmt.Errorf("entry id %q does not match its file", sd.ID)
 		}
+		renamed := false
+		if err == nil && CheckDeploymentID(sd.ID) != nil {
+			// An ID that is not a safe path segment ("..") could never be
+			// addressed: the deployment comes back under a fixed ID its
+			// owner can see and delete.
+			old := sd.ID
+			sd.ID, renamed = restoredID(old), true
+			r.log.Warn("restoring a stored deployment under a new id: its own is not a safe path segment", "file", f, "id", old, "new_id", sd.ID)
+		}
 		if err == nil {
 			_, err = r.Start(ctx, DeploymentSpec{ID: sd.ID, Model: sd.Model, Device: sd.Device, Config: hal.Config{Options: sd.Options},
 				MaxBatch: sd.MaxBatch, Replicas: sd.Replicas, Owner: sd.Owner})
 		}
 		if err != nil {
 			r.log.Error("skipping a stored deployment", "file", f, "err", err)
+		} else if renamed {
+			// Start has written the entry under the new ID.
+			if err := os.Remove(f); err != nil {
+				r.log.Error("deleting a renamed stored deployment", "file", f, "err", err)
+			}
 		}
 	}
 	return nil
+}
+
+// restoredID is the ID a stored deployment whose own ID is unsafe comes
+// back under: the same for the same ID at every start.
+func restoredID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "dep-restored-" + hex.EncodeToString(sum[:12])
 }
 
 // DeploymentInfo is a deployment as a report sees it at one moment: what

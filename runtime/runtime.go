@@ -361,7 +361,7 @@ func (r *Runtime) Start(ctx context.Context, spec DeploymentSpec) (*Deployment, 
 		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: deployment %q", ErrDuplicate, spec.ID)
 	}
-	if err := r.checkDeploymentQuota(spec.Owner); err != nil {
+	if err := r.admitDeployment(d); err != nil {
 		r.mu.Unlock()
 		return nil, err
 	}
