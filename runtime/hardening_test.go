@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -86,5 +87,62 @@ func TestRestoreUnsafeDeploymentID(t *testing.T) {
 			t.Errorf("start %d: %d deployments listed", start, n)
 		}
 		rt.Close()
+	}
+}
+
+// deploySmall deploys haltest's network (4 inputs, 3 outputs) on the
+// cpu simulator as "small".
+func deploySmall(t *testing.T, rt *Runtime, batch int) *Deployment {
+	t.Helper()
+	if err := rt.RegisterModel(&Model{ID: "small", Program: haltest.Program(4, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := rt.Deploy(context.Background(), DeploymentSpec{ID: "small", Model: "small", MaxBatch: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Events in descending step order sort in O(n log n) comparisons, not
+// the n²/2 of an insertion sort, and keep their order within a step.
+func TestSortEventsIsNLogN(t *testing.T) {
+	const n = 200_000
+	ev := make([]SpikeEvent, n)
+	for j := range ev {
+		ev[j] = SpikeEvent{T: (n - 1 - j) / 2, I: j % 2}
+	}
+	compare := byStep
+	defer func() { byStep = compare }()
+	calls := 0
+	byStep = func(a, b SpikeEvent) int { calls++; return compare(a, b) }
+	sortEvents(ev)
+	for j := range ev {
+		if want := (SpikeEvent{T: j / 2, I: j % 2}); ev[j] != want {
+			t.Fatalf("event %d is %v, want %v", j, ev[j], want)
+		}
+	}
+	if limit := int(4 * n * math.Log2(n)); calls > limit {
+		t.Fatalf("%d comparisons for %d events, more than %d", calls, n, limit)
+	}
+	t.Logf("%d descending events: %d comparisons", n, calls)
+}
+
+// A run whose caller has gone stops before preparing its samples: the
+// sample after the first is not even validated, and nothing is stepped.
+func TestRunStopsWhenCancelled(t *testing.T) {
+	rt := New(nil)
+	defer rt.Close()
+	deploySmall(t, rt, 2)
+	events := make([]SpikeEvent, 20_000)
+	for j := range events {
+		events[j] = SpikeEvent{T: len(events) - 1 - j, I: j % 4}
+	}
+	samples := []Sample{{Events: events, Timesteps: len(events)}, {Vector: []float32{1, 2}}} // the second is the wrong width
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := rt.Run(ctx, &RunRequest{Deployment: "small", Samples: samples})
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Fatalf("got %v, %v; want context.Canceled", res, err)
 	}
 }

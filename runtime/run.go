@@ -1,11 +1,13 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -130,6 +132,11 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 	}
 	var wg sync.WaitGroup
 	for k := range req.Samples {
+		// A caller that has gone stops the preparation too, not only the
+		// steps: a run's inputs may be large.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		s, err := d.newSample(ctx, req, k, n, m, &res.Outputs[k], &wg)
 		if err != nil {
 			return nil, err
@@ -288,14 +295,17 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 	return s, nil
 }
 
+// sortEvents orders events by step in O(n log n), keeping their order
+// within a step; events usually come sorted, and are then left alone.
 func sortEvents(ev []SpikeEvent) {
-	// Insertion order is kept within a step; events are usually sorted.
-	for i := 1; i < len(ev); i++ {
-		for j := i; j > 0 && ev[j].T < ev[j-1].T; j-- {
-			ev[j], ev[j-1] = ev[j-1], ev[j]
-		}
+	if !slices.IsSortedFunc(ev, byStep) {
+		slices.SortStableFunc(ev, byStep)
 	}
 }
+
+// byStep orders events by step. A variable, so that a test can count
+// the comparisons a sort makes.
+var byStep = func(a, b SpikeEvent) int { return cmp.Compare(a.T, b.T) }
 
 // input writes the sample's input for its current step into x.
 func (s *sample) input(x []float32) {
