@@ -282,6 +282,7 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRe
 	if len(samples) == 0 || len(samples) > s.opts.MaxRunSamples {
 		return nil, invalid("inputs", "invalid_value", "inputs has %d samples; 1 to %d are allowed", len(samples), s.opts.MaxRunSamples)
 	}
+	_, outputs := d.Model.Ports()
 	n, m := len(samples), d.Model.Program.Timesteps
 	values, recorded := 0, 0
 	req.Samples = make([]runtime.Sample, n)
@@ -314,13 +315,18 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRe
 			return nil, invalid(param, "invalid_value", "inputs hold more than %d values", s.opts.MaxRunValues)
 		}
 		if req.Membrane {
-			recorded += t * d.Model.Program.Output.Size
+			recorded += t * outputs
 		}
 		if req.Spikes {
-			recorded += t * d.Model.Program.Output.Size // at most every output neuron at every step
+			recorded += t * outputs // at most every output neuron at every step
 		}
 		if recorded > s.opts.MaxRecordedValues {
 			return nil, invalid("record", "invalid_value", "recording would keep more than %d values; record fewer samples or timesteps", s.opts.MaxRecordedValues)
+		}
+		// spike_counts and final_state hold a value per output neuron each.
+		if answer := (k+1)*2*outputs + recorded; answer > s.opts.MaxRunOutputValues {
+			return nil, invalid("inputs", "invalid_value", "the answer would hold more than %d values (MaxRunOutputValues): spike_counts and final_state are %d values per sample, plus what record keeps; send fewer samples",
+				s.opts.MaxRunOutputValues, 2*outputs)
 		}
 		req.Samples[k] = x
 	}

@@ -166,10 +166,22 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 }
 
 // ports returns the sizes of the deployment's input and output.
-func (d *Deployment) ports() (in, out int) {
-	g := d.Model.Program.Graph
-	shapes, _ := g.Shapes() // validated when the model was registered
-	return snn.Size(shapes[g.NamesOfKind(snn.KindInput)[0]].Out), snn.Size(shapes[g.NamesOfKind(snn.KindOutput)[0]].Out)
+func (d *Deployment) ports() (in, out int) { return d.Model.Ports() }
+
+// Ports returns the sizes of a network's Input and Output: the values
+// each step of a sample takes, and those each gives (its spike_counts
+// and final_state). Zero for a model without them.
+func (m *Model) Ports() (in, out int) {
+	if m.Program == nil || m.Program.Graph == nil {
+		return 0, 0
+	}
+	g := m.Program.Graph
+	shapes, err := g.Shapes() // validated when the model was registered
+	ins, outs := g.NamesOfKind(snn.KindInput), g.NamesOfKind(snn.KindOutput)
+	if err != nil || len(ins) == 0 || len(outs) == 0 {
+		return 0, 0
+	}
+	return snn.Size(shapes[ins[0]].Out), snn.Size(shapes[outs[0]].Out)
 }
 
 // warnings say what the device does to the network.

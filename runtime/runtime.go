@@ -43,7 +43,8 @@ type Options struct {
 	Logger *slog.Logger
 	// QueueDepth is how many sequences may wait for a slot on each
 	// deployment before requests are refused with ErrOverloaded. Default
-	// 4 × the deployment's total batch.
+	// 4 × the deployment's total batch, and for a network at least
+	// MinRunQueue samples.
 	QueueDepth int
 	// TelemetryRecords bounds the request records kept for windowed
 	// telemetry, per caller (principal). Default 20,000.
