@@ -60,6 +60,18 @@ type Options struct {
 	CompileMemory      int64
 	CompileWait        time.Duration
 
+	// MaxRunBodyBytes bounds the body of a run (POST
+	// /v1/deployments/{id}/run), whose inputs may be larger than other
+	// JSON requests. Default 16 MiB.
+	MaxRunBodyBytes int64
+	// RunMemory bounds the bytes runs hold at once, server-wide: each
+	// reserves its body (as declared, or MaxRunBodyBytes when
+	// undeclared) before reading it, then, once parsed, what its inputs
+	// and its answer will take (runBytesPerInput and runBytesPerOutput
+	// bytes a value). A run waits up to CompileWait for its reservation,
+	// then gets 503 with Retry-After. Default 512 MiB.
+	RunMemory int64
+
 	// MaxRunSamples bounds the samples of one run. Default 256, what a
 	// network deployment's queue holds at least (runtime.MinRunQueue).
 	MaxRunSamples int
@@ -127,6 +139,8 @@ const (
 	DefaultConcurrentRequests = 16
 	DefaultStreamWriteTimeout = 30 * time.Second
 	DefaultRequestTimeout     = 10 * time.Minute
+	DefaultMaxRunBodyBytes    = 16 << 20
+	DefaultRunMemory          = 512 << 20
 	DefaultMaxRunSamples      = runtime.MinRunQueue
 	DefaultMaxRunTimesteps    = 10_000
 	DefaultMaxRunValues       = 1 << 22
@@ -155,7 +169,7 @@ func (o *Options) Validate() error {
 		}
 	}
 	for name, v := range map[string]int64{
-		"MaxBodyBytes": o.MaxBodyBytes, "MaxCompileBytes": o.MaxCompileBytes,
+		"MaxBodyBytes": o.MaxBodyBytes, "MaxCompileBytes": o.MaxCompileBytes, "MaxRunBodyBytes": o.MaxRunBodyBytes, "RunMemory": o.RunMemory,
 		"MaxPromptTokens": int64(o.MaxPromptTokens), "MaxTokens": int64(o.MaxTokens),
 		"StreamWriteTimeout": int64(o.StreamWriteTimeout), "RequestTimeout": int64(o.RequestTimeout),
 		"MaxRunSamples": int64(o.MaxRunSamples), "MaxRunTimesteps": int64(o.MaxRunTimesteps), "MaxRunValues": int64(o.MaxRunValues),
@@ -186,6 +200,8 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.MaxBodyBytes, DefaultMaxBodyBytes)
 	def(&o.MaxCompileBytes, DefaultMaxCompileBytes)
+	def(&o.MaxRunBodyBytes, DefaultMaxRunBodyBytes)
+	def(&o.RunMemory, DefaultRunMemory)
 	if o.MaxPromptTokens == 0 {
 		o.MaxPromptTokens = DefaultMaxPromptTokens
 	}

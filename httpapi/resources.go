@@ -178,7 +178,17 @@ type rawRun struct {
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	ri := info(r)
 	fail := func(e *Error) { s.fail(w, r, "", e) }
-	body, e := s.readBody(w, r, s.runBodyLimit())
+	limit := s.opts.MaxRunBodyBytes
+	held := limit // an undeclared body may be as long as the limit
+	if r.ContentLength >= 0 {
+		held = min(r.ContentLength, limit)
+	}
+	if held = s.reserveRun(w, r, held); held < 0 {
+		abandonBody(w)
+		return
+	}
+	defer func() { s.runBytes.Release(held) }()
+	body, e := s.readBody(w, r, limit)
 	if e != nil {
 		fail(e)
 		return
@@ -191,11 +201,16 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		fail(toError(err))
 		return
 	}
-	req, e := s.parseRun(body, d)
+	req, values, answer, e := s.parseRun(body, d)
 	if e != nil {
 		fail(e)
 		return
 	}
+	more := s.reserveRun(w, r, min(runBytesPerInput*int64(values)+runBytesPerOutput*int64(answer), s.opts.RunMemory-held))
+	if more < 0 {
+		return
+	}
+	held += more
 	req.Principal, req.Endpoint = ri.principal, ri.endpoint
 	ri.recorded = true // the backend records runs
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
@@ -229,37 +244,57 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// runBodyLimit allows the input values the limits allow, at up to 24
-// bytes each in JSON.
-func (s *Server) runBodyLimit() int64 {
-	return max(s.opts.MaxBodyBytes, int64(s.opts.MaxRunValues)*24+1<<20)
+// What a run holds per value, beyond its body: an input value is read
+// as a float64 and kept as a float32; a value of the answer is a float32
+// and at most 16 bytes of JSON, in a buffer that may have doubled.
+const (
+	runBytesPerInput  = 12
+	runBytesPerOutput = 4 + 2*16
+)
+
+// reserveRun reserves n bytes of the runs' memory (at most all of it),
+// the way a compile reserves its own (acquire), and returns how many it
+// holds; when it cannot, it answers the request and returns -1.
+func (s *Server) reserveRun(w http.ResponseWriter, r *http.Request, n int64) int64 {
+	n = min(n, s.opts.RunMemory)
+	if n <= 0 {
+		return 0
+	}
+	if e := s.acquire(r, s.runBytes, n); e != nil {
+		e.Message = fmt.Sprintf("the server's runs hold as much memory as they may at once (RunMemory, %d bytes); try again shortly", s.opts.RunMemory)
+		s.fail(w, r, "", e)
+		return -1
+	}
+	return n
 }
 
-func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRequest, *Error) {
+// parseRun reads a run's body, and counts the input values it holds and
+// the values its answer will.
+func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.RunRequest, values, answer int, e *Error) {
 	var raw rawRun
 	if e := decodeObject(body, &raw); e != nil {
-		return nil, e
+		return nil, 0, 0, e
 	}
 	if d.Model.IsLanguageModel() {
-		return nil, invalid("", "not_a_network", "deployment %s serves the language model %s: use its chat/completions endpoint", d.ID, d.Model.ID)
+		return nil, 0, 0, invalid("", "not_a_network", "deployment %s serves the language model %s: use its chat/completions endpoint", d.ID, d.Model.ID)
 	}
 	model, e := parseString(raw.Model, "model")
 	if e != nil {
-		return nil, e
+		return nil, 0, 0, e
 	}
 	steps, _, e := parseInt(raw.Timesteps, "timesteps", 1, int64(s.opts.MaxRunTimesteps))
 	if e != nil {
-		return nil, e
+		return nil, 0, 0, e
 	}
 	seed, _, e := parseInt(raw.Seed, "seed", math.MinInt64, math.MaxInt64)
 	if e != nil {
-		return nil, e
+		return nil, 0, 0, e
 	}
-	req := &runtime.RunRequest{Deployment: d.ID, Model: model, Timesteps: int(steps), Seed: seed}
+	req = &runtime.RunRequest{Deployment: d.ID, Model: model, Timesteps: int(steps), Seed: seed}
 	if !absent(raw.Record) {
 		var rec []string
 		if err := json.Unmarshal(raw.Record, &rec); err != nil {
-			return nil, invalid("record", "invalid_type", `record must be an array of "spikes" and "membrane"`)
+			return nil, 0, 0, invalid("record", "invalid_type", `record must be an array of "spikes" and "membrane"`)
 		}
 		for _, what := range rec {
 			switch what {
@@ -268,29 +303,29 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRe
 			case "membrane":
 				req.Membrane = true
 			default:
-				return nil, invalid("record", "invalid_value", `record: %q is not "spikes" or "membrane"`, what)
+				return nil, 0, 0, invalid("record", "invalid_value", `record: %q is not "spikes" or "membrane"`, what)
 			}
 		}
 	}
 	if absent(raw.Inputs) {
-		return nil, invalid("inputs", "missing_field", "inputs is required: an array of samples")
+		return nil, 0, 0, invalid("inputs", "missing_field", "inputs is required: an array of samples")
 	}
 	var samples []json.RawMessage
 	if raw.Inputs[0] != '[' || json.Unmarshal(raw.Inputs, &samples) != nil {
-		return nil, invalid("inputs", "invalid_type", "inputs must be an array of samples, not %s", kindOf(raw.Inputs))
+		return nil, 0, 0, invalid("inputs", "invalid_type", "inputs must be an array of samples, not %s", kindOf(raw.Inputs))
 	}
 	if len(samples) == 0 || len(samples) > s.opts.MaxRunSamples {
-		return nil, invalid("inputs", "invalid_value", "inputs has %d samples; 1 to %d are allowed", len(samples), s.opts.MaxRunSamples)
+		return nil, 0, 0, invalid("inputs", "invalid_value", "inputs has %d samples; 1 to %d are allowed", len(samples), s.opts.MaxRunSamples)
 	}
 	_, outputs := d.Model.Ports()
 	n, m := len(samples), d.Model.Program.Timesteps
-	values, recorded := 0, 0
+	recorded := 0
 	req.Samples = make([]runtime.Sample, n)
 	for k, rs := range samples {
 		param := fmt.Sprintf("inputs[%d]", k)
 		x, e := parseSample(rs, param)
 		if e != nil {
-			return nil, e
+			return nil, 0, 0, e
 		}
 		t := int(steps)
 		switch {
@@ -309,10 +344,10 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRe
 			values += len(x.Events)
 		}
 		if t > s.opts.MaxRunTimesteps {
-			return nil, invalid(param, "invalid_value", "%s runs %d timesteps; the limit is %d", param, t, s.opts.MaxRunTimesteps)
+			return nil, 0, 0, invalid(param, "invalid_value", "%s runs %d timesteps; the limit is %d", param, t, s.opts.MaxRunTimesteps)
 		}
 		if values > s.opts.MaxRunValues {
-			return nil, invalid(param, "invalid_value", "inputs hold more than %d values", s.opts.MaxRunValues)
+			return nil, 0, 0, invalid(param, "invalid_value", "inputs hold more than %d values", s.opts.MaxRunValues)
 		}
 		if req.Membrane {
 			recorded += t * outputs
@@ -321,16 +356,16 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRe
 			recorded += t * outputs // at most every output neuron at every step
 		}
 		if recorded > s.opts.MaxRecordedValues {
-			return nil, invalid("record", "invalid_value", "recording would keep more than %d values; record fewer samples or timesteps", s.opts.MaxRecordedValues)
+			return nil, 0, 0, invalid("record", "invalid_value", "recording would keep more than %d values; record fewer samples or timesteps", s.opts.MaxRecordedValues)
 		}
 		// spike_counts and final_state hold a value per output neuron each.
-		if answer := (k+1)*2*outputs + recorded; answer > s.opts.MaxRunOutputValues {
-			return nil, invalid("inputs", "invalid_value", "the answer would hold more than %d values (MaxRunOutputValues): spike_counts and final_state are %d values per sample, plus what record keeps; send fewer samples",
+		if answer = (k+1)*2*outputs + recorded; answer > s.opts.MaxRunOutputValues {
+			return nil, 0, 0, invalid("inputs", "invalid_value", "the answer would hold more than %d values (MaxRunOutputValues): spike_counts and final_state are %d values per sample, plus what record keeps; send fewer samples",
 				s.opts.MaxRunOutputValues, 2*outputs)
 		}
 		req.Samples[k] = x
 	}
-	return req, nil
+	return req, values, answer, nil
 }
 
 // parseSample reads one sample: a vector, a matrix, or {events, timesteps}.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal/haltest"
@@ -65,5 +66,49 @@ func TestRunOfMaxSamplesOnSmallBatch(t *testing.T) {
 	checkError(t, w, 400, typeInvalidRequest, "invalid_value", "inputs")
 	if !strings.Contains(w.Body.String(), fmt.Sprint(DefaultMaxRunSamples)) {
 		t.Errorf("the refusal does not name the limit: %s", w.Body)
+	}
+}
+
+// A run's body is bounded by MaxRunBodyBytes, 16 MiB, not by what
+// MaxRunValues would allow in text.
+func TestRunBodyLimit(t *testing.T) {
+	rt := newTestRuntime(t, nil, 2)
+	deployNetwork(t, rt, "small", 3, 2)
+	s := newTestServer(t, rt, nil)
+	run := `{"inputs":[[0,0,0,0]]}`
+	decodeRun(t, do(s, "POST", "/v1/deployments/small-cpu/run", keyAlice, run+strings.Repeat(" ", 2<<20)))
+	w := do(s, "POST", "/v1/deployments/small-cpu/run", keyAlice, run+strings.Repeat(" ", DefaultMaxRunBodyBytes))
+	checkError(t, w, 413, typeInvalidRequest, "request_too_large", "")
+	if !strings.Contains(w.Body.String(), fmt.Sprint(DefaultMaxRunBodyBytes)) {
+		t.Errorf("the refusal does not name the limit: %s", w.Body)
+	}
+}
+
+// Runs hold at most RunMemory at once, server-wide: their bodies, and
+// then what their inputs and answers take. A run that cannot reserve
+// its share in time is 503 with Retry-After, naming the limit.
+func TestRunMemoryBudget(t *testing.T) {
+	rt := newTestRuntime(t, nil, 2)
+	deployNetwork(t, rt, "wide", 300, 8)
+	const budget = 64 << 10
+	s := newTestServer(t, rt, &Options{RunMemory: budget, CompileWait: 20 * time.Millisecond})
+	run := `{"inputs":[[0,0,0,0]]}` // an answer of 600 values: about 21 KiB held
+	decodeRun(t, do(s, "POST", "/v1/deployments/wide-cpu/run", keyAlice, run))
+
+	for _, taken := range []int64{budget, budget - 1000} { // no room for the body; room for the body, not the answer
+		if err := s.runBytes.Acquire(context.Background(), taken); err != nil {
+			t.Fatal(err)
+		}
+		w := do(s, "POST", "/v1/deployments/wide-cpu/run", keyAlice, run)
+		checkError(t, w, 503, typeServer, "overloaded", "")
+		if w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "RunMemory") {
+			t.Errorf("taken %d: %s %v", taken, w.Body, w.Header())
+		}
+		s.runBytes.Release(taken)
+	}
+	decodeRun(t, do(s, "POST", "/v1/deployments/wide-cpu/run", keyAlice, run))
+	// Every run has given its reservation back.
+	if !s.runBytes.TryAcquire(budget) {
+		t.Error("runs still hold memory")
 	}
 }
