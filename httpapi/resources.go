@@ -48,7 +48,6 @@ type rawDeployment struct {
 // does not fit the device is a 422 here rather than a failed record to
 // poll; a longer load answers 201 with status "loading".
 func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request) {
-	principal := info(r).principal
 	body, e := s.readBody(w, r, s.opts.MaxBodyBytes)
 	if e != nil {
 		writeError(w, e)
@@ -59,7 +58,7 @@ func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request) 
 		writeError(w, e)
 		return
 	}
-	spec, e := s.parseDeployment(&raw, principal)
+	spec, e := s.parseDeployment(r, &raw)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -67,15 +66,16 @@ func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request) 
 	// The load outlives this request when it takes longer than DeployWait.
 	d, err := s.be.CreateDeployment(r.Context(), spec, s.opts.DeployWait)
 	if err != nil {
-		writeError(w, deploymentError(err, spec.ID))
+		writeError(w, s.deploymentError(r, err, spec.ID))
 		return
 	}
 	w.Header().Set("Location", "/v1/deployments/"+d.ID)
-	writeJSON(w, http.StatusCreated, deploymentOf(d))
+	s.respond(w, r, http.StatusCreated, deploymentOf(d))
 }
 
-func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.DeploymentSpec, *Error) {
+func (s *Server) parseDeployment(r *http.Request, raw *rawDeployment) (runtime.DeploymentSpec, *Error) {
 	var spec runtime.DeploymentSpec
+	principal := info(r).principal
 	model, e := parseString(raw.Model, "model")
 	if e != nil {
 		return spec, e
@@ -85,7 +85,7 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 	}
 	m, err := s.lookupModel(model, principal)
 	if err != nil {
-		return spec, toError(err)
+		return spec, s.internalError(r, err)
 	}
 	device, e := parseString(raw.Device, "device")
 	if e != nil {
@@ -131,22 +131,22 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 }
 
 // deploymentError maps a failure to create a deployment.
-func deploymentError(err error, id string) *Error {
+func (s *Server) deploymentError(r *http.Request, err error, id string) *Error {
 	switch {
 	case errors.Is(err, runtime.ErrDuplicate):
 		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "deployment_exists", Param: "id",
 			Message: fmt.Sprintf("a deployment %q already exists; choose another id or leave it out", id)}
 	}
-	return toError(err)
+	return s.internalError(r, err)
 }
 
 func (s *Server) handleDeleteDeployment(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if err := s.be.Undeploy(id, info(r).principal); err != nil {
-		writeError(w, toError(err))
+		writeError(w, s.internalError(r, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, &wire.Deleted{ID: id, Object: "deployment", Deleted: true})
+	s.respond(w, r, http.StatusOK, &wire.Deleted{ID: id, Object: "deployment", Deleted: true})
 }
 
 func (s *Server) handleDeleteModel(w http.ResponseWriter, r *http.Request) {
@@ -159,10 +159,10 @@ func (s *Server) handleDeleteModel(w http.ResponseWriter, r *http.Request) {
 		err = s.be.DeleteNetwork(m.ID, principal)
 	}
 	if err != nil {
-		writeError(w, toError(err))
+		writeError(w, s.internalError(r, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, &wire.Deleted{ID: m.ID, Object: "model", Deleted: true})
+	s.respond(w, r, http.StatusOK, &wire.Deleted{ID: m.ID, Object: "model", Deleted: true})
 }
 
 type rawRun struct {
@@ -198,7 +198,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, r.PathValue("id"))
 	}
 	if err != nil {
-		fail(toError(err))
+		fail(s.internalError(r, err))
 		return
 	}
 	req, values, answer, e := s.parseRun(body, d)
@@ -220,11 +220,15 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 			return // the client has gone
 		}
-		writeError(w, toError(err))
+		writeError(w, s.internalError(r, err))
 		return
 	}
 	if s.opts.Metrics != nil {
 		s.opts.Metrics.Run(res)
+	}
+	if e := finiteOutputs(res); e != nil {
+		writeError(w, e)
+		return
 	}
 	out := &wire.Run{ID: newID("run-"), Object: "network.run", Created: s.opts.Now().Unix(), Model: res.Model, Deployment: res.Deployment,
 		Outputs: make([]wire.RunOutput, len(res.Outputs)), Warnings: res.Warnings,
@@ -241,7 +245,36 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Outputs[k] = ro
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, r, http.StatusOK, out)
+}
+
+// finiteOutputs refuses an answer that JSON cannot hold: inputs too
+// large for a network's weights overflow float32 in its state, which
+// then ends as infinities or NaN. Inputs within float32's range can do
+// that, so the run is what finds it.
+func finiteOutputs(res *runtime.RunResult) *Error {
+	for k, o := range res.Outputs {
+		check := func(name string, v []float32) *Error {
+			for i, f := range v {
+				if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+					return &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "numeric_overflow", Param: fmt.Sprintf("inputs[%d]", k),
+						Message: fmt.Sprintf("inputs[%d]: the network's state overflowed float32 (%s[%d] is %v); scale the sample's inputs down", k, name, i, f)}
+				}
+			}
+			return nil
+		}
+		e := check("spike_counts", o.SpikeCounts)
+		if e == nil {
+			e = check("final_state", o.FinalState)
+		}
+		for t := 0; e == nil && t < len(o.Membrane); t++ {
+			e = check(fmt.Sprintf("membrane[%d]", t), o.Membrane[t])
+		}
+		if e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // What a run holds per value, beyond its body: an input value is read

@@ -1,14 +1,19 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal/haltest"
+	"github.com/neuro-go/neuro/snn"
 )
 
 // deployNetwork registers haltest's network with 4 inputs and the given
@@ -110,5 +115,64 @@ func TestRunMemoryBudget(t *testing.T) {
 	// Every run has given its reservation back.
 	if !s.runBytes.TryAcquire(budget) {
 		t.Error("runs still hold memory")
+	}
+}
+
+// overflowing registers a network of 4 inputs whose LIF layer of 2
+// neurons sums them with weight 1 and a subtractive reset: inputs near
+// float32's largest overflow its membrane to +Inf.
+func overflowing(t *testing.T, rt *runtime.Runtime) {
+	t.Helper()
+	w := snn.NewTensor(2, 4)
+	for i := range w.Data {
+		w.Data[i] = 1
+	}
+	lif := &snn.LIF{Tau: []float64{20e-3}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}, Reset: snn.ResetSubtract}
+	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{4}}).Add("fc", &snn.Linear{Weight: w}).Add("lif", lif).Add("out", &snn.Output{}).
+		Connect("in", "fc", "lif", "out")
+	if err := rt.RegisterModel(&runtime.Model{ID: "overflow", Program: &compile.Program{Name: "overflow", Graph: g, Dt: 1e-3, Timesteps: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Deploy(context.Background(), runtime.DeploymentSpec{ID: "overflow-cpu", Model: "overflow"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Inputs within float32's range that overflow the network's state are
+// 422 naming the sample and the value, not a 500.
+func TestRunOverflowIs422(t *testing.T) {
+	rt := newTestRuntime(t, nil, 2)
+	overflowing(t, rt)
+	s := newTestServer(t, rt, nil)
+	decodeRun(t, do(s, "POST", "/v1/deployments/overflow-cpu/run", keyAlice, `{"inputs":[[1,2,3,4]]}`))
+	w := do(s, "POST", "/v1/deployments/overflow-cpu/run", keyAlice, `{"inputs":[[1,2,3,4],[3.4e38,3.4e38,3.4e38,3.4e38]],"timesteps":2}`)
+	checkError(t, w, 422, typeInvalidRequest, "numeric_overflow", "inputs[1]")
+	if !strings.Contains(w.Body.String(), "overflowed float32") {
+		t.Errorf("%s", w.Body)
+	}
+}
+
+// failingRuns is a backend whose runs fail with an error the server
+// does not know.
+type failingRuns struct{ *runtime.Runtime }
+
+func (failingRuns) Run(context.Context, *runtime.RunRequest) (*runtime.RunResult, error) {
+	return nil, errors.New("the device caught fire")
+}
+
+// A 500 says it has been logged: it is, through the server's logger,
+// with the request's id.
+func TestInternalErrorsAreLogged(t *testing.T) {
+	rt := newTestRuntime(t, nil, 2)
+	deployNetwork(t, rt, "small", 3, 2)
+	var log bytes.Buffer
+	s, err := New(failingRuns{rt}, &Options{Keys: testKeys, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := do(s, "POST", "/v1/deployments/small-cpu/run", keyAlice, `{"inputs":[[0,0,0,0]]}`)
+	checkError(t, w, 500, typeServer, "internal_error", "")
+	if id := w.Header().Get("X-Request-Id"); !strings.Contains(log.String(), "the device caught fire") || !strings.Contains(log.String(), id) {
+		t.Errorf("log %q lacks the error or the request id %s", log.String(), id)
 	}
 }
