@@ -176,3 +176,19 @@ func TestInternalErrorsAreLogged(t *testing.T) {
 		t.Errorf("log %q lacks the error or the request id %s", log.String(), id)
 	}
 }
+
+// A deployment over its owner's memory budget is refused as the other
+// quotas are: 429 insufficient_quota, naming the limit.
+func TestDeploymentMemoryQuota(t *testing.T) {
+	rt := newTestRuntime(t, &runtime.Options{Quota: runtime.Quota{DeploymentBytes: 1 << 20}}, 2)
+	deployNetwork(t, rt, "wide", 300, 8)
+	s := newTestServer(t, rt, nil)
+	if w := do(s, "POST", "/v1/deployments", keyAlice, `{"model":"wide","max_batch_size":4}`); w.Code != 201 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	w := do(s, "POST", "/v1/deployments", keyAlice, `{"model":"wide","max_batch_size":256}`)
+	checkError(t, w, 429, typeRateLimit, "insufficient_quota", "")
+	if !strings.Contains(w.Body.String(), "Quota.DeploymentBytes") || !strings.Contains(w.Body.String(), "256 slots") {
+		t.Errorf("%s", w.Body)
+	}
+}

@@ -35,6 +35,7 @@ type Deployment struct {
 	// program's own (the built-in models').
 	Owner string
 
+	bytes    int64 // the state its replicas hold (deploymentBytes)
 	rt       *Runtime
 	spec     DeploymentSpec
 	queue    chan *seq    // a language model's sequences
@@ -74,6 +75,7 @@ func newDeployment(r *Runtime, spec DeploymentSpec, m *Model, caps hal.Capabilit
 	d := &Deployment{
 		ID: spec.ID, Model: m, Device: caps, MaxBatch: spec.MaxBatch, Replicas: spec.Replicas, Created: r.opts.Now(), Owner: spec.Owner,
 		rt: r, spec: spec, done: make(chan struct{}), loaded: make(chan struct{}), status: StatusLoading,
+		bytes: deploymentBytes(m.Program, spec.MaxBatch, spec.Replicas),
 	}
 	if m.IsLanguageModel() {
 		d.queue = make(chan *seq, depth)

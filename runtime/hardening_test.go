@@ -6,9 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal/haltest"
+	"github.com/neuro-go/neuro/snn"
 )
 
 // An ID that is not a safe path segment is refused before anything is
@@ -144,5 +147,77 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 	res, err := rt.Run(ctx, &RunRequest{Deployment: "small", Samples: samples})
 	if !errors.Is(err, context.Canceled) || res != nil {
 		t.Fatalf("got %v, %v; want context.Canceled", res, err)
+	}
+}
+
+// convNetwork is a Conv2d(1, 4, 3) feeding LIF neurons over a declared
+// input of 1 × h × h: a small network of a large state per slot, about
+// 4 × 4 × (h-2)² floats.
+func convNetwork(h int) *compile.Program {
+	w := snn.NewTensor(4, 1, 3, 3)
+	for i := range w.Data {
+		w.Data[i] = 0.1
+	}
+	lif := &snn.LIF{Tau: []float64{20e-3}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{1}, VReset: []float64{0}}
+	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{1, h, h}}).
+		Add("conv", &snn.Conv2d{Weight: w, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1, InputShape: []int{1, h, h}}).
+		Add("lif", lif).Add("out", &snn.Output{}).Connect("in", "conv", "lif", "out")
+	return &compile.Program{Name: "conv", Graph: g, Dt: 1e-3, Timesteps: 4}
+}
+
+// Deployments are charged the state they will hold, slots × replicas,
+// before they load: against their owner's budget and all owners'
+// together, refused with ErrQuota naming the limit and the figure.
+func TestDeploymentMemoryBudget(t *testing.T) {
+	p := convNetwork(64)
+	perSlot, perReplica := stateBytes(p)
+	if perSlot < 4*4*62*62*4 { // at least the conv's output, the LIF's input, state and output
+		t.Fatalf("%v bytes per slot", perSlot)
+	}
+	if got, want := deploymentBytes(p, 256, 4), int64((256*perSlot+perReplica)*4); got != want {
+		t.Fatalf("deploymentBytes %d, want %d", got, want)
+	}
+	one := deploymentBytes(p, 1, 1)
+	rt := New(&Options{Quota: Quota{DeploymentBytes: 3 * one, ServerDeploymentBytes: 5 * one}})
+	defer rt.Close()
+	if err := rt.RegisterModel(&Model{ID: "conv", Program: p}); err != nil {
+		t.Fatal(err)
+	}
+	deploy := func(id, owner string, batch, replicas int) error {
+		_, err := rt.Deploy(context.Background(), DeploymentSpec{ID: id, Model: "conv", Owner: owner, MaxBatch: batch, Replicas: replicas})
+		return err
+	}
+	for _, tc := range []struct {
+		id, owner       string
+		batch, replicas int
+		limit           string // "" when it fits
+	}{
+		{"a-256", "alice", 256, 1, "Quota.DeploymentBytes"},
+		{"a-4x", "alice", 1, 4, "Quota.DeploymentBytes"},
+		{"a-1", "alice", 1, 1, ""},
+		{"a-2", "alice", 2, 1, ""},
+		{"a-more", "alice", 1, 1, "Quota.DeploymentBytes"}, // 4 slots' worth with the two above
+		{"b-2", "bob", 1, 2, ""},
+		{"c-1", "carol", 1, 1, "Quota.ServerDeploymentBytes"}, // 6 slots' worth in all
+		{"system", "", 8, 1, ""},                              // the program's own are not charged
+	} {
+		err := deploy(tc.id, tc.owner, tc.batch, tc.replicas)
+		switch {
+		case tc.limit == "" && err != nil:
+			t.Errorf("%s: %v", tc.id, err)
+		case tc.limit != "" && (!errors.Is(err, ErrQuota) || !strings.Contains(err.Error(), tc.limit) || !strings.Contains(err.Error(), "per slot")):
+			t.Errorf("%s: %v, want ErrQuota naming %s", tc.id, err, tc.limit)
+		case tc.limit != "":
+			if _, err := rt.Deployment(tc.id); err == nil {
+				t.Errorf("%s: refused, yet listed", tc.id)
+			}
+		}
+	}
+	// Deleting gives the memory back.
+	if err := rt.Undeploy("a-2", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := deploy("a-more", "alice", 1, 1); err != nil {
+		t.Error(err)
 	}
 }

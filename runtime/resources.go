@@ -34,13 +34,22 @@ type Quota struct {
 	Networks     int   // compiled networks; default 100
 	NetworkBytes int64 // bytes of stored programs; default 1 GiB
 	Deployments  int   // deployments; default 16
+	// DeploymentBytes bounds the state an owner's deployments hold:
+	// their program's state per batch slot × slots × replicas, counted
+	// before they load. Default 2 GiB.
+	DeploymentBytes int64
+	// ServerDeploymentBytes bounds the same of all owners' deployments
+	// together (the program's own are not counted). Default 8 GiB.
+	ServerDeploymentBytes int64
 }
 
 // Defaults of Quota.
 const (
-	DefaultQuotaNetworks     = 100
-	DefaultQuotaNetworkBytes = 1 << 30
-	DefaultQuotaDeployments  = 16
+	DefaultQuotaNetworks              = 100
+	DefaultQuotaNetworkBytes          = 1 << 30
+	DefaultQuotaDeployments           = 16
+	DefaultQuotaDeploymentBytes       = 2 << 30
+	DefaultQuotaServerDeploymentBytes = 8 << 30
 )
 
 func (q Quota) withDefaults() Quota {
@@ -52,6 +61,12 @@ func (q Quota) withDefaults() Quota {
 	}
 	if q.Deployments == 0 {
 		q.Deployments = DefaultQuotaDeployments
+	}
+	if q.DeploymentBytes == 0 {
+		q.DeploymentBytes = DefaultQuotaDeploymentBytes
+	}
+	if q.ServerDeploymentBytes == 0 {
+		q.ServerDeploymentBytes = DefaultQuotaServerDeploymentBytes
 	}
 	return q
 }
@@ -93,13 +108,16 @@ func CheckDeploymentID(id string) error {
 	return nil
 }
 
-// admitDeployment checks a new deployment's ID and its owner's quota.
-// It is called with r.mu held.
+// admitDeployment checks a new deployment's ID, and its owner's quota
+// of deployments and of their memory. It is called with r.mu held.
 func (r *Runtime) admitDeployment(d *Deployment) error {
 	if err := CheckDeploymentID(d.ID); err != nil {
 		return err
 	}
-	return r.checkDeploymentQuota(d.Owner)
+	if err := r.checkDeploymentQuota(d.Owner); err != nil {
+		return err
+	}
+	return r.checkDeploymentMemory(d)
 }
 
 // checkDeploymentQuota is called with r.mu held.
