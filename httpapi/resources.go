@@ -24,9 +24,22 @@ func visibleDeployment(d runtime.DeploymentInfo, principal string) bool {
 	return d.Owner == "" || d.Owner == principal
 }
 
+// scopedDeployments is a backend whose deployment IDs are scoped by
+// owner (runtime.Runtime): it finds principal's own deployment or the
+// program's, and another owner's is not found, existing or not.
+type scopedDeployments interface {
+	DeploymentInfoAs(id, principal string) (runtime.DeploymentInfo, error)
+}
+
 // lookupDeployment finds a deployment as principal may see it.
 func (s *Server) lookupDeployment(id, principal string) (runtime.DeploymentInfo, error) {
-	d, err := s.be.DeploymentInfo(id)
+	var d runtime.DeploymentInfo
+	var err error
+	if sd, ok := s.be.(scopedDeployments); ok {
+		d, err = sd.DeploymentInfoAs(id, principal)
+	} else {
+		d, err = s.be.DeploymentInfo(id)
+	}
 	if err == nil && !visibleDeployment(d, principal) {
 		err = fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, id)
 	}

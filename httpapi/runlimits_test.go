@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal/haltest"
 	"github.com/neuro-go/neuro/snn"
@@ -191,4 +193,47 @@ func TestDeploymentMemoryQuota(t *testing.T) {
 	if !strings.Contains(w.Body.String(), "Quota.DeploymentBytes") || !strings.Contains(w.Body.String(), "256 slots") {
 		t.Errorf("%s", w.Body)
 	}
+}
+
+// Deployment ids are scoped by key: bob creating alice's id gets what a
+// free id gets (201, a deployment of his own under that id), so he
+// cannot learn which ids alice uses; each then reaches only their own.
+func TestDeploymentIDsCannotBeProbed(t *testing.T) {
+	rt := newTestRuntime(t, nil, 2)
+	deployNetwork(t, rt, "small", 3, 2)
+	s := newTestServer(t, rt, nil)
+	create := func(key, id string) *wire.Deployment {
+		t.Helper()
+		w := do(s, "POST", "/v1/deployments", key, `{"model":"small","id":"`+id+`"}`)
+		if w.Code != 201 || w.Header().Get("Location") != "/v1/deployments/"+id {
+			t.Fatalf("%s creating %s: %d %s", key, id, w.Code, w.Body)
+		}
+		var rec wire.Deployment
+		json.Unmarshal(w.Body.Bytes(), &rec)
+		return &rec
+	}
+	create(keyAlice, "net")
+	taken, free := create(keyBob, "net"), create(keyBob, "other")
+	if taken.ID != "net" || taken.OwnedBy != free.OwnedBy || taken.Status != free.Status || taken.Model != free.Model {
+		t.Errorf("alice's id %+v, a free id %+v", taken, free)
+	}
+	// Each key's own id: a second create is 409 for each alike.
+	for _, key := range []string{keyAlice, keyBob} {
+		checkError(t, do(s, "POST", "/v1/deployments", key, `{"model":"small","id":"net"}`), 409, typeInvalidRequest, "deployment_exists", "id")
+	}
+	// The server's ids are everyone's.
+	checkError(t, do(s, "POST", "/v1/deployments", keyBob, `{"model":"small","id":"small-cpu"}`), 409, typeInvalidRequest, "deployment_exists", "id")
+
+	if w := do(s, "DELETE", "/v1/deployments/net", keyBob, nil); w.Code != 200 {
+		t.Fatalf("bob deleting his net: %d %s", w.Code, w.Body)
+	}
+	w := do(s, "GET", "/v1/deployments/net", keyAlice, nil)
+	var rec wire.Deployment
+	json.Unmarshal(w.Body.Bytes(), &rec)
+	if w.Code != 200 || rec.OwnedBy != "alice" {
+		t.Errorf("alice's net after bob deleted his: %d %s", w.Code, w.Body)
+	}
+	checkError(t, do(s, "GET", "/v1/deployments/net", keyBob, nil), 404, typeNotFound, "deployment_not_found", "")
+	checkError(t, do(s, "POST", "/v1/deployments/net/run", keyBob, `{"inputs":[[0,0,0,0]]}`), 404, typeNotFound, "deployment_not_found", "")
+	decodeRun(t, do(s, "POST", "/v1/deployments/net/run", keyAlice, `{"inputs":[[0,0,0,0]]}`))
 }

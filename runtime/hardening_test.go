@@ -74,14 +74,14 @@ func TestRestoreUnsafeDeploymentID(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(deps, unsafeID+".json")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("start %d: the file of %q is still there: %v", start, unsafeID, err)
 			}
-			if _, err := os.Stat(filepath.Join(deps, id+".json")); err != nil {
+			if _, err := os.Stat(filepath.Join(deps, storedName("alice", id))); err != nil {
 				t.Errorf("start %d: %v", start, err)
 			}
 			if start == 1 {
 				if err := rt.Undeploy(id, "alice"); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := os.Stat(filepath.Join(deps, id+".json")); !errors.Is(err, os.ErrNotExist) {
+				if _, err := os.Stat(filepath.Join(deps, storedName("alice", id))); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("deleted, but its file remains: %v", err)
 				}
 			}
@@ -219,5 +219,99 @@ func TestDeploymentMemoryBudget(t *testing.T) {
 	}
 	if err := deploy("a-more", "alice", 1, 1); err != nil {
 		t.Error(err)
+	}
+}
+
+// Deployment IDs are scoped by owner: bob creating alice's ID gets a
+// deployment of his own, exactly as for a free ID, and each owner finds,
+// runs and deletes only their own; both survive a restart. The
+// program's IDs are everyone's.
+func TestDeploymentIDsAreScopedByOwner(t *testing.T) {
+	dir := t.TempDir()
+	rt := New(&Options{DataDir: dir})
+	if err := rt.RegisterModel(&Model{ID: "small", Program: haltest.Program(4, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Deploy(context.Background(), DeploymentSpec{ID: "system", Model: "small"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, owner := range []string{"alice", "bob"} {
+		d, err := rt.Deploy(context.Background(), DeploymentSpec{ID: "x", Model: "small", Owner: owner})
+		if err != nil || d.ID != "x" || d.Owner != owner {
+			t.Fatalf("%s: %v", owner, err)
+		}
+		if _, err := rt.Deploy(context.Background(), DeploymentSpec{ID: "x", Model: "small", Owner: owner}); !errors.Is(err, ErrDuplicate) {
+			t.Errorf("%s's second x: %v", owner, err)
+		}
+		if _, err := rt.Deploy(context.Background(), DeploymentSpec{ID: "system", Model: "small", Owner: owner}); !errors.Is(err, ErrDuplicate) {
+			t.Errorf("%s taking the program's id: %v", owner, err)
+		}
+		if d, err := rt.DeploymentAs("x", owner); err != nil || d.Owner != owner {
+			t.Errorf("%s finds %v, %v", owner, d, err)
+		}
+		if d, err := rt.DeploymentAs("system", owner); err != nil || d.Owner != "" {
+			t.Errorf("%s finds %v, %v", owner, d, err)
+		}
+		res, err := rt.Run(context.Background(), &RunRequest{Deployment: "x", Principal: owner, Samples: []Sample{{Vector: []float32{1, 0, 0, 0}}}})
+		if err != nil || res.Deployment != "x" {
+			t.Errorf("%s's run: %v", owner, err)
+		}
+	}
+	if _, err := rt.DeploymentAs("x", "carol"); !errors.Is(err, ErrDeploymentNotFound) {
+		t.Errorf("carol finds %v", err)
+	}
+	rt.Close()
+
+	rt = New(&Options{DataDir: dir})
+	defer rt.Close()
+	if err := rt.RegisterModel(&Model{ID: "small", Program: haltest.Program(4, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.RestoreDeployments(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rt.Deployments()); n != 2 {
+		t.Fatalf("%d deployments restored", n)
+	}
+	if err := rt.Undeploy("x", "carol"); !errors.Is(err, ErrDeploymentNotFound) {
+		t.Errorf("carol deleting x: %v", err)
+	}
+	if err := rt.Undeploy("x", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := rt.DeploymentAs("x", "bob"); err != nil || d.Owner != "bob" {
+		t.Errorf("bob's x after alice's is deleted: %v, %v", d, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "deployments", "*.json"))
+	if len(files) != 1 || filepath.Base(files[0]) != storedName("bob", "x") {
+		t.Errorf("stored: %v", files)
+	}
+}
+
+// An entry stored as <id>.json is restored and moved to its owner's
+// name.
+func TestRestoreMovesEntryToOwnersName(t *testing.T) {
+	dir := t.TempDir()
+	deps := filepath.Join(dir, "deployments")
+	if err := os.MkdirAll(deps, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(deps, "x.json"), []byte(`{"id":"x","model":"small","device":"cpu","max_batch_size":1,"replicas":1,"owned_by":"alice"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rt := New(&Options{DataDir: dir})
+	defer rt.Close()
+	if err := rt.RegisterModel(&Model{ID: "small", Program: haltest.Program(4, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.RestoreDeployments(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := rt.DeploymentAs("x", "alice"); err != nil || d.Owner != "alice" {
+		t.Fatalf("%v, %v", d, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(deps, "*.json"))
+	if len(files) != 1 || filepath.Base(files[0]) != storedName("alice", "x") {
+		t.Errorf("stored: %v", files)
 	}
 }

@@ -111,7 +111,7 @@ func (r *Runtime) Run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 }
 
 func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) {
-	d, err := r.deploymentOf(req.Deployment, req.Model)
+	d, err := r.deploymentOf(req.Deployment, req.Principal, req.Model)
 	if err != nil {
 		return nil, err
 	}
