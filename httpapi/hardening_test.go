@@ -212,3 +212,18 @@ func TestUnknownModelMakesNoTelemetryEntry(t *testing.T) {
 		t.Errorf("telemetry %+v", tel)
 	}
 }
+
+// A deployment id that is not a safe path segment is 400 naming id: "."
+// and ".." could never be addressed, yet would count against the quota
+// and be stored as files.
+func TestUnsafeDeploymentIDs(t *testing.T) {
+	s := newTestServer(t, newTestRuntime(t, nil, 2), nil)
+	for _, id := range []string{".", "..", ".x", "a/b", "a%2Fb", strings.Repeat("a", 65)} {
+		w := do(s, "POST", "/v1/deployments", keyAlice, `{"model":"neuro-1-lite","id":"`+id+`"}`)
+		checkError(t, w, 400, typeInvalidRequest, "invalid_value", "id")
+	}
+	w := do(s, "GET", "/v1/deployments", keyAlice, nil)
+	if strings.Contains(w.Body.String(), `"id":"."`) || strings.Contains(w.Body.String(), `"id":".."`) {
+		t.Errorf("listed: %s", w.Body)
+	}
+}

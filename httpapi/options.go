@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/neuro-go/neuro/runtime"
 )
 
 // Options configure a Server. A nil *Options is not enough on its own: the
@@ -58,7 +60,20 @@ type Options struct {
 	CompileMemory      int64
 	CompileWait        time.Duration
 
-	// MaxRunSamples bounds the samples of one run. Default 256.
+	// MaxRunBodyBytes bounds the body of a run (POST
+	// /v1/deployments/{id}/run), whose inputs may be larger than other
+	// JSON requests. Default 16 MiB.
+	MaxRunBodyBytes int64
+	// RunMemory bounds the bytes runs hold at once, server-wide: each
+	// reserves its body (as declared, or MaxRunBodyBytes when
+	// undeclared) before reading it, then, once parsed, what its inputs
+	// and its answer will take (runBytesPerInput and runBytesPerOutput
+	// bytes a value). A run waits up to CompileWait for its reservation,
+	// then gets 503 with Retry-After. Default 512 MiB.
+	RunMemory int64
+
+	// MaxRunSamples bounds the samples of one run. Default 256, what a
+	// network deployment's queue holds at least (runtime.MinRunQueue).
 	MaxRunSamples int
 	// MaxRunTimesteps bounds one sample's timesteps. Default 10,000.
 	MaxRunTimesteps int
@@ -68,6 +83,11 @@ type Options struct {
 	// MaxRecordedValues bounds what a run may record (spikes and
 	// membrane values over all its samples). Default 1,048,576.
 	MaxRecordedValues int
+	// MaxRunOutputValues bounds the numbers a run's answer may hold: each
+	// sample's spike_counts and final_state (one per output neuron each)
+	// plus what it records, counted before anything runs. Default
+	// 2,097,152 (an answer of at most about 32 MB of JSON).
+	MaxRunOutputValues int
 	// MaxReplicas and MaxBatchSize bound a created deployment. Defaults
 	// 4 and 256.
 	MaxReplicas, MaxBatchSize int
@@ -119,10 +139,13 @@ const (
 	DefaultConcurrentRequests = 16
 	DefaultStreamWriteTimeout = 30 * time.Second
 	DefaultRequestTimeout     = 10 * time.Minute
-	DefaultMaxRunSamples      = 256
+	DefaultMaxRunBodyBytes    = 16 << 20
+	DefaultRunMemory          = 512 << 20
+	DefaultMaxRunSamples      = runtime.MinRunQueue
 	DefaultMaxRunTimesteps    = 10_000
 	DefaultMaxRunValues       = 1 << 22
 	DefaultMaxRecordedValues  = 1 << 20
+	DefaultMaxRunOutputValues = 1 << 21
 	DefaultMaxReplicas        = 4
 	DefaultMaxBatchSize       = 256
 	DefaultDeployWait         = 10 * time.Second
@@ -146,11 +169,11 @@ func (o *Options) Validate() error {
 		}
 	}
 	for name, v := range map[string]int64{
-		"MaxBodyBytes": o.MaxBodyBytes, "MaxCompileBytes": o.MaxCompileBytes,
+		"MaxBodyBytes": o.MaxBodyBytes, "MaxCompileBytes": o.MaxCompileBytes, "MaxRunBodyBytes": o.MaxRunBodyBytes, "RunMemory": o.RunMemory,
 		"MaxPromptTokens": int64(o.MaxPromptTokens), "MaxTokens": int64(o.MaxTokens),
 		"StreamWriteTimeout": int64(o.StreamWriteTimeout), "RequestTimeout": int64(o.RequestTimeout),
 		"MaxRunSamples": int64(o.MaxRunSamples), "MaxRunTimesteps": int64(o.MaxRunTimesteps), "MaxRunValues": int64(o.MaxRunValues),
-		"MaxRecordedValues": int64(o.MaxRecordedValues), "MaxReplicas": int64(o.MaxReplicas), "MaxBatchSize": int64(o.MaxBatchSize),
+		"MaxRecordedValues": int64(o.MaxRecordedValues), "MaxRunOutputValues": int64(o.MaxRunOutputValues), "MaxReplicas": int64(o.MaxReplicas), "MaxBatchSize": int64(o.MaxBatchSize),
 		"DeployWait": int64(o.DeployWait), "CompileConcurrency": int64(o.CompileConcurrency), "CompileMemory": o.CompileMemory, "CompileWait": int64(o.CompileWait), "BodyReadTimeout": int64(o.BodyReadTimeout), "MinBodyRate": int64(o.MinBodyRate),
 	} {
 		if v < 0 {
@@ -177,6 +200,8 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.MaxBodyBytes, DefaultMaxBodyBytes)
 	def(&o.MaxCompileBytes, DefaultMaxCompileBytes)
+	def(&o.MaxRunBodyBytes, DefaultMaxRunBodyBytes)
+	def(&o.RunMemory, DefaultRunMemory)
 	if o.MaxPromptTokens == 0 {
 		o.MaxPromptTokens = DefaultMaxPromptTokens
 	}
@@ -199,7 +224,7 @@ func (o Options) withDefaults() Options {
 		v *int
 		d int
 	}{{&o.MaxRunSamples, DefaultMaxRunSamples}, {&o.MaxRunTimesteps, DefaultMaxRunTimesteps}, {&o.MaxRunValues, DefaultMaxRunValues},
-		{&o.MaxRecordedValues, DefaultMaxRecordedValues}, {&o.MaxReplicas, DefaultMaxReplicas}, {&o.MaxBatchSize, DefaultMaxBatchSize}} {
+		{&o.MaxRecordedValues, DefaultMaxRecordedValues}, {&o.MaxRunOutputValues, DefaultMaxRunOutputValues}, {&o.MaxReplicas, DefaultMaxReplicas}, {&o.MaxBatchSize, DefaultMaxBatchSize}} {
 		if *f.v == 0 {
 			*f.v = f.d
 		}

@@ -24,9 +24,22 @@ func visibleDeployment(d runtime.DeploymentInfo, principal string) bool {
 	return d.Owner == "" || d.Owner == principal
 }
 
+// scopedDeployments is a backend whose deployment IDs are scoped by
+// owner (runtime.Runtime): it finds principal's own deployment or the
+// program's, and another owner's is not found, existing or not.
+type scopedDeployments interface {
+	DeploymentInfoAs(id, principal string) (runtime.DeploymentInfo, error)
+}
+
 // lookupDeployment finds a deployment as principal may see it.
 func (s *Server) lookupDeployment(id, principal string) (runtime.DeploymentInfo, error) {
-	d, err := s.be.DeploymentInfo(id)
+	var d runtime.DeploymentInfo
+	var err error
+	if sd, ok := s.be.(scopedDeployments); ok {
+		d, err = sd.DeploymentInfoAs(id, principal)
+	} else {
+		d, err = s.be.DeploymentInfo(id)
+	}
 	if err == nil && !visibleDeployment(d, principal) {
 		err = fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, id)
 	}
@@ -43,25 +56,11 @@ type rawDeployment struct {
 	Precision    json.RawMessage `json:"precision"`
 }
 
-func validDeploymentID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // handleCreateDeployment places a model on a device for the caller. It
 // waits up to Options.DeployWait for the load, so that a network that
 // does not fit the device is a 422 here rather than a failed record to
 // poll; a longer load answers 201 with status "loading".
 func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request) {
-	principal := info(r).principal
 	body, e := s.readBody(w, r, s.opts.MaxBodyBytes)
 	if e != nil {
 		writeError(w, e)
@@ -72,7 +71,7 @@ func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request) 
 		writeError(w, e)
 		return
 	}
-	spec, e := s.parseDeployment(&raw, principal)
+	spec, e := s.parseDeployment(r, &raw)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -80,15 +79,16 @@ func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request) 
 	// The load outlives this request when it takes longer than DeployWait.
 	d, err := s.be.CreateDeployment(r.Context(), spec, s.opts.DeployWait)
 	if err != nil {
-		writeError(w, deploymentError(err, spec.ID))
+		writeError(w, s.deploymentError(r, err, spec.ID))
 		return
 	}
 	w.Header().Set("Location", "/v1/deployments/"+d.ID)
-	writeJSON(w, http.StatusCreated, deploymentOf(d))
+	s.respond(w, r, http.StatusCreated, deploymentOf(d))
 }
 
-func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.DeploymentSpec, *Error) {
+func (s *Server) parseDeployment(r *http.Request, raw *rawDeployment) (runtime.DeploymentSpec, *Error) {
 	var spec runtime.DeploymentSpec
+	principal := info(r).principal
 	model, e := parseString(raw.Model, "model")
 	if e != nil {
 		return spec, e
@@ -98,7 +98,7 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 	}
 	m, err := s.lookupModel(model, principal)
 	if err != nil {
-		return spec, toError(err)
+		return spec, s.internalError(r, err)
 	}
 	device, e := parseString(raw.Device, "device")
 	if e != nil {
@@ -116,8 +116,8 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 	}
 	if id == "" {
 		id = newID("dep-")
-	} else if !validDeploymentID(id) {
-		return spec, invalid("id", "invalid_value", "id must be 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-'")
+	} else if err := runtime.CheckDeploymentID(id); err != nil {
+		return spec, toError(err)
 	}
 	replicas, _, e := parseInt(raw.Replicas, "replicas", 1, int64(s.opts.MaxReplicas))
 	if e != nil {
@@ -144,22 +144,22 @@ func (s *Server) parseDeployment(raw *rawDeployment, principal string) (runtime.
 }
 
 // deploymentError maps a failure to create a deployment.
-func deploymentError(err error, id string) *Error {
+func (s *Server) deploymentError(r *http.Request, err error, id string) *Error {
 	switch {
 	case errors.Is(err, runtime.ErrDuplicate):
 		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "deployment_exists", Param: "id",
 			Message: fmt.Sprintf("a deployment %q already exists; choose another id or leave it out", id)}
 	}
-	return toError(err)
+	return s.internalError(r, err)
 }
 
 func (s *Server) handleDeleteDeployment(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if err := s.be.Undeploy(id, info(r).principal); err != nil {
-		writeError(w, toError(err))
+		writeError(w, s.internalError(r, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, &wire.Deleted{ID: id, Object: "deployment", Deleted: true})
+	s.respond(w, r, http.StatusOK, &wire.Deleted{ID: id, Object: "deployment", Deleted: true})
 }
 
 func (s *Server) handleDeleteModel(w http.ResponseWriter, r *http.Request) {
@@ -172,10 +172,10 @@ func (s *Server) handleDeleteModel(w http.ResponseWriter, r *http.Request) {
 		err = s.be.DeleteNetwork(m.ID, principal)
 	}
 	if err != nil {
-		writeError(w, toError(err))
+		writeError(w, s.internalError(r, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, &wire.Deleted{ID: m.ID, Object: "model", Deleted: true})
+	s.respond(w, r, http.StatusOK, &wire.Deleted{ID: m.ID, Object: "model", Deleted: true})
 }
 
 type rawRun struct {
@@ -191,7 +191,17 @@ type rawRun struct {
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	ri := info(r)
 	fail := func(e *Error) { s.fail(w, r, "", e) }
-	body, e := s.readBody(w, r, s.runBodyLimit())
+	limit := s.opts.MaxRunBodyBytes
+	held := limit // an undeclared body may be as long as the limit
+	if r.ContentLength >= 0 {
+		held = min(r.ContentLength, limit)
+	}
+	if held = s.reserveRun(w, r, held); held < 0 {
+		abandonBody(w)
+		return
+	}
+	defer func() { s.runBytes.Release(held) }()
+	body, e := s.readBody(w, r, limit)
 	if e != nil {
 		fail(e)
 		return
@@ -201,14 +211,19 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, r.PathValue("id"))
 	}
 	if err != nil {
-		fail(toError(err))
+		fail(s.internalError(r, err))
 		return
 	}
-	req, e := s.parseRun(body, d)
+	req, values, answer, e := s.parseRun(body, d)
 	if e != nil {
 		fail(e)
 		return
 	}
+	more := s.reserveRun(w, r, min(runBytesPerInput*int64(values)+runBytesPerOutput*int64(answer), s.opts.RunMemory-held))
+	if more < 0 {
+		return
+	}
+	held += more
 	req.Principal, req.Endpoint = ri.principal, ri.endpoint
 	ri.recorded = true // the backend records runs
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
@@ -218,11 +233,15 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 			return // the client has gone
 		}
-		writeError(w, toError(err))
+		writeError(w, s.internalError(r, err))
 		return
 	}
 	if s.opts.Metrics != nil {
 		s.opts.Metrics.Run(res)
+	}
+	if e := finiteOutputs(res); e != nil {
+		writeError(w, e)
+		return
 	}
 	out := &wire.Run{ID: newID("run-"), Object: "network.run", Created: s.opts.Now().Unix(), Model: res.Model, Deployment: res.Deployment,
 		Outputs: make([]wire.RunOutput, len(res.Outputs)), Warnings: res.Warnings,
@@ -239,40 +258,89 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Outputs[k] = ro
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.respond(w, r, http.StatusOK, out)
 }
 
-// runBodyLimit allows the input values the limits allow, at up to 24
-// bytes each in JSON.
-func (s *Server) runBodyLimit() int64 {
-	return max(s.opts.MaxBodyBytes, int64(s.opts.MaxRunValues)*24+1<<20)
+// finiteOutputs refuses an answer that JSON cannot hold: inputs too
+// large for a network's weights overflow float32 in its state, which
+// then ends as infinities or NaN. Inputs within float32's range can do
+// that, so the run is what finds it.
+func finiteOutputs(res *runtime.RunResult) *Error {
+	for k, o := range res.Outputs {
+		check := func(name string, v []float32) *Error {
+			for i, f := range v {
+				if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+					return &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "numeric_overflow", Param: fmt.Sprintf("inputs[%d]", k),
+						Message: fmt.Sprintf("inputs[%d]: the network's state overflowed float32 (%s[%d] is %v); scale the sample's inputs down", k, name, i, f)}
+				}
+			}
+			return nil
+		}
+		e := check("spike_counts", o.SpikeCounts)
+		if e == nil {
+			e = check("final_state", o.FinalState)
+		}
+		for t := 0; e == nil && t < len(o.Membrane); t++ {
+			e = check(fmt.Sprintf("membrane[%d]", t), o.Membrane[t])
+		}
+		if e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
-func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRequest, *Error) {
+// What a run holds per value, beyond its body: an input value is read
+// as a float64 and kept as a float32; a value of the answer is a float32
+// and at most 16 bytes of JSON, in a buffer that may have doubled.
+const (
+	runBytesPerInput  = 12
+	runBytesPerOutput = 4 + 2*16
+)
+
+// reserveRun reserves n bytes of the runs' memory (at most all of it),
+// the way a compile reserves its own (acquire), and returns how many it
+// holds; when it cannot, it answers the request and returns -1.
+func (s *Server) reserveRun(w http.ResponseWriter, r *http.Request, n int64) int64 {
+	n = min(n, s.opts.RunMemory)
+	if n <= 0 {
+		return 0
+	}
+	if e := s.acquire(r, s.runBytes, n); e != nil {
+		e.Message = fmt.Sprintf("the server's runs hold as much memory as they may at once (RunMemory, %d bytes); try again shortly", s.opts.RunMemory)
+		s.fail(w, r, "", e)
+		return -1
+	}
+	return n
+}
+
+// parseRun reads a run's body, and counts the input values it holds and
+// the values its answer will.
+func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.RunRequest, values, answer int, e *Error) {
 	var raw rawRun
 	if e := decodeObject(body, &raw); e != nil {
-		return nil, e
+		return nil, 0, 0, e
 	}
 	if d.Model.IsLanguageModel() {
-		return nil, invalid("", "not_a_network", "deployment %s serves the language model %s: use its chat/completions endpoint", d.ID, d.Model.ID)
+		return nil, 0, 0, invalid("", "not_a_network", "deployment %s serves the language model %s: use its chat/completions endpoint", d.ID, d.Model.ID)
 	}
 	model, e := parseString(raw.Model, "model")
 	if e != nil {
-		return nil, e
+		return nil, 0, 0, e
 	}
 	steps, _, e := parseInt(raw.Timesteps, "timesteps", 1, int64(s.opts.MaxRunTimesteps))
 	if e != nil {
-		return nil, e
+		return nil, 0, 0, e
 	}
 	seed, _, e := parseInt(raw.Seed, "seed", math.MinInt64, math.MaxInt64)
 	if e != nil {
-		return nil, e
+		return nil, 0, 0, e
 	}
-	req := &runtime.RunRequest{Deployment: d.ID, Model: model, Timesteps: int(steps), Seed: seed}
+	req = &runtime.RunRequest{Deployment: d.ID, Model: model, Timesteps: int(steps), Seed: seed}
 	if !absent(raw.Record) {
 		var rec []string
 		if err := json.Unmarshal(raw.Record, &rec); err != nil {
-			return nil, invalid("record", "invalid_type", `record must be an array of "spikes" and "membrane"`)
+			return nil, 0, 0, invalid("record", "invalid_type", `record must be an array of "spikes" and "membrane"`)
 		}
 		for _, what := range rec {
 			switch what {
@@ -281,28 +349,29 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRe
 			case "membrane":
 				req.Membrane = true
 			default:
-				return nil, invalid("record", "invalid_value", `record: %q is not "spikes" or "membrane"`, what)
+				return nil, 0, 0, invalid("record", "invalid_value", `record: %q is not "spikes" or "membrane"`, what)
 			}
 		}
 	}
 	if absent(raw.Inputs) {
-		return nil, invalid("inputs", "missing_field", "inputs is required: an array of samples")
+		return nil, 0, 0, invalid("inputs", "missing_field", "inputs is required: an array of samples")
 	}
 	var samples []json.RawMessage
 	if raw.Inputs[0] != '[' || json.Unmarshal(raw.Inputs, &samples) != nil {
-		return nil, invalid("inputs", "invalid_type", "inputs must be an array of samples, not %s", kindOf(raw.Inputs))
+		return nil, 0, 0, invalid("inputs", "invalid_type", "inputs must be an array of samples, not %s", kindOf(raw.Inputs))
 	}
 	if len(samples) == 0 || len(samples) > s.opts.MaxRunSamples {
-		return nil, invalid("inputs", "invalid_value", "inputs has %d samples; 1 to %d are allowed", len(samples), s.opts.MaxRunSamples)
+		return nil, 0, 0, invalid("inputs", "invalid_value", "inputs has %d samples; 1 to %d are allowed", len(samples), s.opts.MaxRunSamples)
 	}
+	_, outputs := d.Model.Ports()
 	n, m := len(samples), d.Model.Program.Timesteps
-	values, recorded := 0, 0
+	recorded := 0
 	req.Samples = make([]runtime.Sample, n)
 	for k, rs := range samples {
 		param := fmt.Sprintf("inputs[%d]", k)
 		x, e := parseSample(rs, param)
 		if e != nil {
-			return nil, e
+			return nil, 0, 0, e
 		}
 		t := int(steps)
 		switch {
@@ -321,23 +390,28 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (*runtime.RunRe
 			values += len(x.Events)
 		}
 		if t > s.opts.MaxRunTimesteps {
-			return nil, invalid(param, "invalid_value", "%s runs %d timesteps; the limit is %d", param, t, s.opts.MaxRunTimesteps)
+			return nil, 0, 0, invalid(param, "invalid_value", "%s runs %d timesteps; the limit is %d", param, t, s.opts.MaxRunTimesteps)
 		}
 		if values > s.opts.MaxRunValues {
-			return nil, invalid(param, "invalid_value", "inputs hold more than %d values", s.opts.MaxRunValues)
+			return nil, 0, 0, invalid(param, "invalid_value", "inputs hold more than %d values", s.opts.MaxRunValues)
 		}
 		if req.Membrane {
-			recorded += t * d.Model.Program.Output.Size
+			recorded += t * outputs
 		}
 		if req.Spikes {
-			recorded += t * d.Model.Program.Output.Size // at most every output neuron at every step
+			recorded += t * outputs // at most every output neuron at every step
 		}
 		if recorded > s.opts.MaxRecordedValues {
-			return nil, invalid("record", "invalid_value", "recording would keep more than %d values; record fewer samples or timesteps", s.opts.MaxRecordedValues)
+			return nil, 0, 0, invalid("record", "invalid_value", "recording would keep more than %d values; record fewer samples or timesteps", s.opts.MaxRecordedValues)
+		}
+		// spike_counts and final_state hold a value per output neuron each.
+		if answer = (k+1)*2*outputs + recorded; answer > s.opts.MaxRunOutputValues {
+			return nil, 0, 0, invalid("inputs", "invalid_value", "the answer would hold more than %d values (MaxRunOutputValues): spike_counts and final_state are %d values per sample, plus what record keeps; send fewer samples",
+				s.opts.MaxRunOutputValues, 2*outputs)
 		}
 		req.Samples[k] = x
 	}
-	return req, nil
+	return req, values, answer, nil
 }
 
 // parseSample reads one sample: a vector, a matrix, or {events, timesteps}.

@@ -25,6 +25,8 @@ type Server struct {
 	// compiles and compileBytes bound compiles server-wide: how many run,
 	// and the bytes their requests hold.
 	compiles, compileBytes *semaphore.Weighted
+	// runBytes bounds the bytes runs hold server-wide (Options.RunMemory).
+	runBytes *semaphore.Weighted
 }
 
 // New returns a Server over be, usually a *runtime.Runtime.
@@ -41,7 +43,8 @@ func New(be Backend, opts *Options) (*Server, error) {
 	}
 	o = o.withDefaults()
 	s := &Server{be: be, opts: o, log: o.Logger, lim: newLimiter(o.RequestsPerMinute, o.ConcurrentRequests, o.Now),
-		compiles: semaphore.NewWeighted(int64(o.CompileConcurrency)), compileBytes: semaphore.NewWeighted(o.CompileMemory)}
+		compiles: semaphore.NewWeighted(int64(o.CompileConcurrency)), compileBytes: semaphore.NewWeighted(o.CompileMemory),
+		runBytes: semaphore.NewWeighted(o.RunMemory)}
 	if o.RateShare != nil {
 		s.lim.admitted = o.RateShare.Admitted
 	}

@@ -35,6 +35,7 @@ type Deployment struct {
 	// program's own (the built-in models').
 	Owner string
 
+	bytes    int64 // the state its replicas hold (deploymentBytes)
 	rt       *Runtime
 	spec     DeploymentSpec
 	queue    chan *seq    // a language model's sequences
@@ -58,14 +59,23 @@ type Deployment struct {
 	stopOnce sync.Once
 }
 
+// MinRunQueue is the least a network deployment's default queue holds,
+// whatever its batch: a run's samples are queued together, so a run of
+// that many samples fits any deployment.
+const MinRunQueue = 256
+
 func newDeployment(r *Runtime, spec DeploymentSpec, m *Model, caps hal.Capabilities) *Deployment {
 	depth := r.opts.QueueDepth
 	if depth == 0 {
 		depth = 4 * spec.MaxBatch * spec.Replicas
+		if !m.IsLanguageModel() {
+			depth = max(depth, MinRunQueue)
+		}
 	}
 	d := &Deployment{
 		ID: spec.ID, Model: m, Device: caps, MaxBatch: spec.MaxBatch, Replicas: spec.Replicas, Created: r.opts.Now(), Owner: spec.Owner,
 		rt: r, spec: spec, done: make(chan struct{}), loaded: make(chan struct{}), status: StatusLoading,
+		bytes: deploymentBytes(m.Program, spec.MaxBatch, spec.Replicas),
 	}
 	if m.IsLanguageModel() {
 		d.queue = make(chan *seq, depth)

@@ -195,7 +195,7 @@ func (r *Runtime) prepare(req *Request) (*Deployment, [][]int, error) {
 
 func (r *Runtime) resolve(req *Request) (*Deployment, error) {
 	if req.Deployment != "" {
-		d, err := r.deploymentOf(req.Deployment, req.Model)
+		d, err := r.deploymentOf(req.Deployment, req.Principal, req.Model)
 		if err != nil {
 			return nil, err
 		}
@@ -217,12 +217,15 @@ func (r *Runtime) resolve(req *Request) (*Deployment, error) {
 	return r.DeploymentFor(m.ID)
 }
 
-// deploymentOf finds a deployment and checks that it serves model, when
-// a request names both.
-func (r *Runtime) deploymentOf(id, model string) (*Deployment, error) {
-	d, err := r.Deployment(id)
-	if err != nil {
-		return nil, err
+// deploymentOf finds a request's deployment, principal's own first
+// (findDeployment), and checks that it serves model, when a request
+// names both.
+func (r *Runtime) deploymentOf(id, principal, model string) (*Deployment, error) {
+	r.mu.RLock()
+	d, ok := r.findDeployment(id, principal)
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrDeploymentNotFound, id)
 	}
 	if model != "" {
 		m, err := r.Model(model)

@@ -2,12 +2,13 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/neuro-go/neuro/runtime/hal"
@@ -32,13 +33,22 @@ type Quota struct {
 	Networks     int   // compiled networks; default 100
 	NetworkBytes int64 // bytes of stored programs; default 1 GiB
 	Deployments  int   // deployments; default 16
+	// DeploymentBytes bounds the state an owner's deployments hold:
+	// their program's state per batch slot × slots × replicas, counted
+	// before they load. Default 2 GiB.
+	DeploymentBytes int64
+	// ServerDeploymentBytes bounds the same of all owners' deployments
+	// together (the program's own are not counted). Default 8 GiB.
+	ServerDeploymentBytes int64
 }
 
 // Defaults of Quota.
 const (
-	DefaultQuotaNetworks     = 100
-	DefaultQuotaNetworkBytes = 1 << 30
-	DefaultQuotaDeployments  = 16
+	DefaultQuotaNetworks              = 100
+	DefaultQuotaNetworkBytes          = 1 << 30
+	DefaultQuotaDeployments           = 16
+	DefaultQuotaDeploymentBytes       = 2 << 30
+	DefaultQuotaServerDeploymentBytes = 8 << 30
 )
 
 func (q Quota) withDefaults() Quota {
@@ -50,6 +60,12 @@ func (q Quota) withDefaults() Quota {
 	}
 	if q.Deployments == 0 {
 		q.Deployments = DefaultQuotaDeployments
+	}
+	if q.DeploymentBytes == 0 {
+		q.DeploymentBytes = DefaultQuotaDeploymentBytes
+	}
+	if q.ServerDeploymentBytes == 0 {
+		q.ServerDeploymentBytes = DefaultQuotaServerDeploymentBytes
 	}
 	return q
 }
@@ -68,6 +84,93 @@ func (r *Runtime) Quota() Quota {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.opts.Quota
+}
+
+// MaxDeploymentID bounds the length of a deployment's ID.
+const MaxDeploymentID = 64
+
+// CheckDeploymentID refuses, with a *ParamError naming "id", an ID that
+// is not a safe path segment: a deployment's ID is a URL path segment
+// and, with Options.DataDir, the name of its file, so it is 1 to
+// MaxDeploymentID of A-Z, a-z, 0-9, '.', '_' and '-', not starting with
+// '.' ("." and ".." could never be addressed, and a leading dot hides
+// the file).
+func CheckDeploymentID(id string) error {
+	bad := id == "" || len(id) > MaxDeploymentID || id[0] == '.'
+	for i := 0; i < len(id) && !bad; i++ {
+		c := id[i]
+		bad = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+	}
+	if bad {
+		return &ParamError{"id", fmt.Sprintf("id %q is not 1 to %d characters of A-Z, a-z, 0-9, '.', '_' and '-' not starting with '.'", id, MaxDeploymentID)}
+	}
+	return nil
+}
+
+// Deployment IDs are scoped by owner: two owners may each have a
+// deployment "x", and neither can learn of the other's. The program's
+// own deployments are seen by every owner, so an owner cannot take the
+// ID of one. r.deps is keyed by depKey.
+func depKey(owner, id string) string {
+	if owner == "" {
+		return id
+	}
+	return owner + "\x00" + id // an ID holds no NUL
+}
+
+// findDeployment is called with r.mu held. It finds principal's own
+// deployment id, else the program's, else any owner's (the first by
+// owner when several use the ID): a request's Principal is for
+// telemetry, and the runtime serves whoever asks; a server checks who
+// may see what first (DeploymentAs).
+func (r *Runtime) findDeployment(id, principal string) (*Deployment, bool) {
+	if principal != "" {
+		if d, ok := r.deps[depKey(principal, id)]; ok {
+			return d, true
+		}
+	}
+	if d, ok := r.deps[id]; ok {
+		return d, true
+	}
+	var found *Deployment
+	for _, d := range r.deps {
+		if d.ID == id && (found == nil || d.Owner < found.Owner) {
+			found = d
+		}
+	}
+	return found, found != nil
+}
+
+// DeploymentAs looks a deployment up as principal sees them: its own,
+// else the program's. Another owner's is not found, whether or not it
+// exists. With no principal it is Deployment: any owner's.
+func (r *Runtime) DeploymentAs(id, principal string) (*Deployment, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	d, ok := r.findDeployment(id, principal)
+	if !ok || principal != "" && d.Owner != "" && d.Owner != principal {
+		return nil, fmt.Errorf("%w: %q", ErrDeploymentNotFound, id)
+	}
+	return d, nil
+}
+
+// admitDeployment checks a new deployment's ID (free among its owner's
+// and the program's deployments), and its owner's quota of deployments
+// and of their memory. It is called with r.mu held.
+func (r *Runtime) admitDeployment(d *Deployment) error {
+	if err := CheckDeploymentID(d.ID); err != nil {
+		return err
+	}
+	if _, dup := r.deps[depKey(d.Owner, d.ID)]; dup {
+		return fmt.Errorf("%w: deployment %q", ErrDuplicate, d.ID)
+	}
+	if _, dup := r.deps[d.ID]; dup {
+		return fmt.Errorf("%w: deployment %q", ErrDuplicate, d.ID)
+	}
+	if err := r.checkDeploymentQuota(d.Owner); err != nil {
+		return err
+	}
+	return r.checkDeploymentMemory(d)
 }
 
 // checkDeploymentQuota is called with r.mu held.
@@ -129,8 +232,8 @@ func (r *Runtime) checkNetworkQuota(owner string, bytes int64) error {
 // remove unlists a deployment and stops it at once.
 func (r *Runtime) remove(d *Deployment) {
 	r.mu.Lock()
-	if r.deps[d.ID] == d {
-		delete(r.deps, d.ID)
+	if key := depKey(d.Owner, d.ID); r.deps[key] == d {
+		delete(r.deps, key)
 	}
 	r.mu.Unlock()
 	r.forget(d)
@@ -143,7 +246,7 @@ func (r *Runtime) remove(d *Deployment) {
 // is not found; the program's own (no owner) are ErrPermission.
 func (r *Runtime) Undeploy(id, owner string) error {
 	r.mu.Lock()
-	d, ok := r.deps[id]
+	d, ok := r.findDeployment(id, owner)
 	switch {
 	case !ok || (d.Owner != "" && d.Owner != owner):
 		r.mu.Unlock()
@@ -152,7 +255,7 @@ func (r *Runtime) Undeploy(id, owner string) error {
 		r.mu.Unlock()
 		return fmt.Errorf("%w: deployment %q belongs to the server", ErrPermission, id)
 	}
-	delete(r.deps, id)
+	delete(r.deps, depKey(d.Owner, d.ID))
 	r.mu.Unlock()
 	d.mu.Lock()
 	d.draining = true
@@ -232,12 +335,21 @@ func (r *Runtime) persist(spec DeploymentSpec) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, spec.ID+".json"), b)
+	return writeAtomic(filepath.Join(dir, storedName(spec.Owner, spec.ID)), b)
+}
+
+// storedName is the file of an owner's deployment: IDs are scoped by
+// owner, so the name holds both, the owner as a digest (a principal may
+// hold any character). '~' is never part of an ID, so no name is also
+// that of an entry stored as <id>.json.
+func storedName(owner, id string) string {
+	sum := sha256.Sum256([]byte(owner))
+	return id + "~" + hex.EncodeToString(sum[:8]) + ".json"
 }
 
 func (r *Runtime) forget(d *Deployment) {
 	if dir := r.deploymentDir(); dir != "" && d.Owner != "" {
-		if err := os.Remove(filepath.Join(dir, d.ID+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, storedName(d.Owner, d.ID))); err != nil && !errors.Is(err, os.ErrNotExist) {
 			r.log.Error("deleting a stored deployment", "deployment", d.ID, "err", err)
 		}
 	}
@@ -262,8 +374,19 @@ func (r *Runtime) RestoreDeployments(ctx context.Context) error {
 		if err == nil {
 			err = json.Unmarshal(b, &sd)
 		}
-		if err == nil && sd.ID != strings.TrimSuffix(filepath.Base(f), ".json") {
-			err = fmt.Errorf("entry id %q does not match its file", sd.ID)
+		// An entry stored as <id>.json is moved to its owner's name.
+		base := filepath.Base(f)
+		renamed := base == sd.ID+".json"
+		if err == nil && !renamed && base != storedName(sd.Owner, sd.ID) {
+			err = fmt.Errorf("entry id %q of %q does not match its file", sd.ID, sd.Owner)
+		}
+		if err == nil && CheckDeploymentID(sd.ID) != nil {
+			// An ID that is not a safe path segment ("..") could never be
+			// addressed: the deployment comes back under a fixed ID its
+			// owner can see and delete.
+			old := sd.ID
+			sd.ID, renamed = restoredID(old), true
+			r.log.Warn("restoring a stored deployment under a new id: its own is not a safe path segment", "file", f, "id", old, "new_id", sd.ID)
 		}
 		if err == nil {
 			_, err = r.Start(ctx, DeploymentSpec{ID: sd.ID, Model: sd.Model, Device: sd.Device, Config: hal.Config{Options: sd.Options},
@@ -271,9 +394,21 @@ func (r *Runtime) RestoreDeployments(ctx context.Context) error {
 		}
 		if err != nil {
 			r.log.Error("skipping a stored deployment", "file", f, "err", err)
+		} else if renamed {
+			// Start has written the entry under its new name.
+			if err := os.Remove(f); err != nil {
+				r.log.Error("deleting a renamed stored deployment", "file", f, "err", err)
+			}
 		}
 	}
 	return nil
+}
+
+// restoredID is the ID a stored deployment whose own ID is unsafe comes
+// back under: the same for the same ID at every start.
+func restoredID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "dep-restored-" + hex.EncodeToString(sum[:12])
 }
 
 // DeploymentInfo is a deployment as a report sees it at one moment: what
@@ -305,7 +440,13 @@ func (d *Deployment) Info() DeploymentInfo {
 
 // DeploymentInfo reports one deployment.
 func (r *Runtime) DeploymentInfo(id string) (DeploymentInfo, error) {
-	d, err := r.Deployment(id)
+	return r.DeploymentInfoAs(id, "")
+}
+
+// DeploymentInfoAs reports one deployment as principal sees them
+// (DeploymentAs).
+func (r *Runtime) DeploymentInfoAs(id, principal string) (DeploymentInfo, error) {
+	d, err := r.DeploymentAs(id, principal)
 	if err != nil {
 		return DeploymentInfo{}, err
 	}

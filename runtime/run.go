@@ -1,11 +1,13 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -109,7 +111,7 @@ func (r *Runtime) Run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 }
 
 func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) {
-	d, err := r.deploymentOf(req.Deployment, req.Model)
+	d, err := r.deploymentOf(req.Deployment, req.Principal, req.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +132,11 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 	}
 	var wg sync.WaitGroup
 	for k := range req.Samples {
+		// A caller that has gone stops the preparation too, not only the
+		// steps: a run's inputs may be large.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		s, err := d.newSample(ctx, req, k, n, m, &res.Outputs[k], &wg)
 		if err != nil {
 			return nil, err
@@ -159,10 +166,22 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 }
 
 // ports returns the sizes of the deployment's input and output.
-func (d *Deployment) ports() (in, out int) {
-	g := d.Model.Program.Graph
-	shapes, _ := g.Shapes() // validated when the model was registered
-	return snn.Size(shapes[g.NamesOfKind(snn.KindInput)[0]].Out), snn.Size(shapes[g.NamesOfKind(snn.KindOutput)[0]].Out)
+func (d *Deployment) ports() (in, out int) { return d.Model.Ports() }
+
+// Ports returns the sizes of a network's Input and Output: the values
+// each step of a sample takes, and those each gives (its spike_counts
+// and final_state). Zero for a model without them.
+func (m *Model) Ports() (in, out int) {
+	if m.Program == nil || m.Program.Graph == nil {
+		return 0, 0
+	}
+	g := m.Program.Graph
+	shapes, err := g.Shapes() // validated when the model was registered
+	ins, outs := g.NamesOfKind(snn.KindInput), g.NamesOfKind(snn.KindOutput)
+	if err != nil || len(ins) == 0 || len(outs) == 0 {
+		return 0, 0
+	}
+	return snn.Size(shapes[ins[0]].Out), snn.Size(shapes[outs[0]].Out)
 }
 
 // warnings say what the device does to the network.
@@ -288,14 +307,17 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 	return s, nil
 }
 
+// sortEvents orders events by step in O(n log n), keeping their order
+// within a step; events usually come sorted, and are then left alone.
 func sortEvents(ev []SpikeEvent) {
-	// Insertion order is kept within a step; events are usually sorted.
-	for i := 1; i < len(ev); i++ {
-		for j := i; j > 0 && ev[j].T < ev[j-1].T; j-- {
-			ev[j], ev[j-1] = ev[j-1], ev[j]
-		}
+	if !slices.IsSortedFunc(ev, byStep) {
+		slices.SortStableFunc(ev, byStep)
 	}
 }
+
+// byStep orders events by step. A variable, so that a test can count
+// the comparisons a sort makes.
+var byStep = func(a, b SpikeEvent) int { return cmp.Compare(a.T, b.T) }
 
 // input writes the sample's input for its current step into x.
 func (s *sample) input(x []float32) {

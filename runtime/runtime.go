@@ -43,7 +43,8 @@ type Options struct {
 	Logger *slog.Logger
 	// QueueDepth is how many sequences may wait for a slot on each
 	// deployment before requests are refused with ErrOverloaded. Default
-	// 4 × the deployment's total batch.
+	// 4 × the deployment's total batch, and for a network at least
+	// MinRunQueue samples.
 	QueueDepth int
 	// TelemetryRecords bounds the request records kept for windowed
 	// telemetry, per caller (principal). Default 20,000.
@@ -357,15 +358,11 @@ func (r *Runtime) Start(ctx context.Context, spec DeploymentSpec) (*Deployment, 
 		r.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if _, dup := r.deps[spec.ID]; dup {
-		r.mu.Unlock()
-		return nil, fmt.Errorf("%w: deployment %q", ErrDuplicate, spec.ID)
-	}
-	if err := r.checkDeploymentQuota(spec.Owner); err != nil {
+	if err := r.admitDeployment(d); err != nil {
 		r.mu.Unlock()
 		return nil, err
 	}
-	r.deps[spec.ID] = d
+	r.deps[depKey(d.Owner, d.ID)] = d
 	r.mu.Unlock()
 	if err := r.persist(spec); err != nil {
 		r.remove(d)
@@ -375,18 +372,12 @@ func (r *Runtime) Start(ctx context.Context, spec DeploymentSpec) (*Deployment, 
 	return d, nil
 }
 
-// Deployment looks a deployment up.
-func (r *Runtime) Deployment(id string) (*Deployment, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	d, ok := r.deps[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrDeploymentNotFound, id)
-	}
-	return d, nil
-}
+// Deployment looks a deployment up as the program sees them: its own,
+// else an owner's (DeploymentAs with no principal).
+func (r *Runtime) Deployment(id string) (*Deployment, error) { return r.DeploymentAs(id, "") }
 
-// Deployments lists the deployments, sorted by ID.
+// Deployments lists the deployments, sorted by ID (and owner, for an ID
+// several owners use).
 func (r *Runtime) Deployments() []*Deployment {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -394,7 +385,9 @@ func (r *Runtime) Deployments() []*Deployment {
 	for _, d := range r.deps {
 		out = append(out, d)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].ID < out[j].ID || out[i].ID == out[j].ID && out[i].Owner < out[j].Owner
+	})
 	return out
 }
 
