@@ -101,6 +101,19 @@ func refSample(raw json.RawMessage, param string) (runtime.Sample, *Error) {
 	return bad("not a sample")
 }
 
+// float32s converts, refusing values that float32 cannot hold (JSON has
+// no NaN or infinity; 1e39 would become one).
+func float32s(v []float64) ([]float32, bool) {
+	out := make([]float32, len(v))
+	for i, f := range v {
+		if math.Abs(f) > math.MaxFloat32 {
+			return nil, false
+		}
+		out[i] = float32(f)
+	}
+	return out, true
+}
+
 // newInputs is the run endpoint's reading of the same.
 func newInputs(body []byte, maxSamples int) (rawRun, []runtime.Sample, *Error) {
 	var raw rawRun

@@ -318,7 +318,7 @@ func (s *Server) reserveRun(w http.ResponseWriter, r *http.Request, n int64) int
 // the values its answer will.
 func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.RunRequest, values, answer int, e *Error) {
 	var raw rawRun
-	if e := decodeObject(body, &raw); e != nil {
+	if e := decodeRunBody(body, &raw); e != nil {
 		return nil, 0, 0, e
 	}
 	if d.Model.IsLanguageModel() {
@@ -356,23 +356,16 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.R
 	if absent(raw.Inputs) {
 		return nil, 0, 0, invalid("inputs", "missing_field", "inputs is required: an array of samples")
 	}
-	var samples []json.RawMessage
-	if raw.Inputs[0] != '[' || json.Unmarshal(raw.Inputs, &samples) != nil {
-		return nil, 0, 0, invalid("inputs", "invalid_type", "inputs must be an array of samples, not %s", kindOf(raw.Inputs))
-	}
-	if len(samples) == 0 || len(samples) > s.opts.MaxRunSamples {
-		return nil, 0, 0, invalid("inputs", "invalid_value", "inputs has %d samples; 1 to %d are allowed", len(samples), s.opts.MaxRunSamples)
+	samples, e := parseInputs(raw.Inputs, s.opts.MaxRunSamples)
+	if e != nil {
+		return nil, 0, 0, e
 	}
 	_, outputs := d.Model.Ports()
-	n, m := len(samples), d.Model.Program.Timesteps
+	m := d.Model.Program.Timesteps
 	recorded := 0
-	req.Samples = make([]runtime.Sample, n)
-	for k, rs := range samples {
+	req.Samples = samples
+	for k, x := range samples {
 		param := fmt.Sprintf("inputs[%d]", k)
-		x, e := parseSample(rs, param)
-		if e != nil {
-			return nil, 0, 0, e
-		}
 		t := int(steps)
 		switch {
 		case x.Matrix != nil:
@@ -412,79 +405,4 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.R
 		req.Samples[k] = x
 	}
 	return req, values, answer, nil
-}
-
-// parseSample reads one sample: a vector, a matrix, or {events, timesteps}.
-func parseSample(raw json.RawMessage, param string) (runtime.Sample, *Error) {
-	var x runtime.Sample
-	bad := func(format string, a ...any) (runtime.Sample, *Error) {
-		return x, invalid(param, "invalid_value", param+": "+format, a...)
-	}
-	switch {
-	case len(raw) > 0 && raw[0] == '{':
-		var ev struct {
-			Events    [][]json.Number `json:"events"`
-			Timesteps json.Number     `json:"timesteps"`
-		}
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return bad("an event sample is {\"events\": [[t, i], ...], \"timesteps\": T}")
-		}
-		t, err := ev.Timesteps.Int64()
-		if err != nil || t < 1 || t > math.MaxInt32 {
-			return bad("timesteps must be a whole number of at least 1")
-		}
-		x.Timesteps = int(t)
-		x.Events = make([]runtime.SpikeEvent, len(ev.Events))
-		for j, pair := range ev.Events {
-			if len(pair) != 2 {
-				return bad("event %d is not a pair [t, i]", j)
-			}
-			t, err1 := pair[0].Int64()
-			i, err2 := pair[1].Int64()
-			if err1 != nil || err2 != nil || t < math.MinInt32 || t > math.MaxInt32 || i < math.MinInt32 || i > math.MaxInt32 {
-				return bad("event %d: step and input must be whole numbers", j)
-			}
-			x.Events[j] = runtime.SpikeEvent{T: int(t), I: int(i)}
-		}
-		return x, nil
-	case len(raw) > 1 && raw[0] == '[' && strings.TrimLeft(string(raw[1:]), " \t\r\n")[0] == '[':
-		var rows [][]float64
-		if err := json.Unmarshal(raw, &rows); err != nil {
-			return bad("a matrix is an array of rows of numbers")
-		}
-		x.Matrix = make([][]float32, len(rows))
-		for t, row := range rows {
-			v, ok := float32s(row)
-			if !ok {
-				return bad("row %d holds a value outside the float32 range", t)
-			}
-			x.Matrix[t] = v
-		}
-		return x, nil
-	case len(raw) > 0 && raw[0] == '[':
-		var vec []float64
-		if err := json.Unmarshal(raw, &vec); err != nil {
-			return bad("a vector is an array of numbers")
-		}
-		v, ok := float32s(vec)
-		if !ok {
-			return bad("holds a value outside the float32 range")
-		}
-		x.Vector = v
-		return x, nil
-	}
-	return bad("a sample is a vector, a matrix (array of rows) or {\"events\", \"timesteps\"}, not %s", kindOf(raw))
-}
-
-// float32s converts, refusing values that float32 cannot hold (JSON has
-// no NaN or infinity; 1e39 would become one).
-func float32s(v []float64) ([]float32, bool) {
-	out := make([]float32, len(v))
-	for i, f := range v {
-		if math.Abs(f) > math.MaxFloat32 {
-			return nil, false
-		}
-		out[i] = float32(f)
-	}
-	return out, true
 }
