@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -376,12 +378,17 @@ func (s *jsonScanner) sample(param string) (runtime.Sample, *Error) {
 		// Every value is read, as encoding/json reads them: a duplicate
 		// key's last value counts, and a wrong type anywhere fails.
 		const form = "an event sample is {\"events\": [[t, i], ...], \"timesteps\": T}"
-		var steps []byte
-		wrong := false
+		var (
+			steps            []byte
+			wrong, hasEvents bool
+			packed           []runtime.SpikeEvent
+			packedErr        string
+		)
 		x.Events = []runtime.SpikeEvent{}
 		s.object(func(key string) *Error {
 			switch {
 			case strings.EqualFold(key, "events"):
+				hasEvents = true
 				start := s.i
 				if s.peek() == '[' {
 					if evs, ok := s.events(); ok {
@@ -395,6 +402,14 @@ func (s *jsonScanner) sample(param string) (runtime.Sample, *Error) {
 				} else {
 					wrong = true
 				}
+			case key == "events_packed":
+				v := s.skip()
+				var text string
+				if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &text) != nil {
+					packedErr = "events_packed must be a string: the events in base64"
+					return nil
+				}
+				packed, packedErr = unpackEvents(text)
 			case strings.EqualFold(key, "timesteps"):
 				if v := s.skip(); string(v) != "null" { // null leaves it as it was
 					steps = v
@@ -407,6 +422,14 @@ func (s *jsonScanner) sample(param string) (runtime.Sample, *Error) {
 		})
 		if wrong {
 			return bad(form)
+		}
+		switch {
+		case packedErr != "":
+			return bad("%s", packedErr)
+		case packed != nil && hasEvents:
+			return bad("give events or events_packed, not both")
+		case packed != nil:
+			x.Events = packed
 		}
 		t, ok := wholeNumber(steps)
 		if !ok || t < 1 || t > math.MaxInt32 {
@@ -634,4 +657,22 @@ func readFloats(v []byte) ([]float32, bool) {
 		}
 	}
 	return out, true
+}
+
+// unpackEvents reads the compact form of a sample's events: base64
+// (standard, padded) of little-endian int32 pairs (t, i), 8 bytes an
+// event. It is a quarter of the JSON's size and decodes at memory speed.
+func unpackEvents(text string) ([]runtime.SpikeEvent, string) {
+	b, err := base64.StdEncoding.DecodeString(text)
+	if err != nil {
+		return nil, fmt.Sprintf("events_packed is not base64: %v", err)
+	}
+	if len(b)%8 != 0 {
+		return nil, fmt.Sprintf("events_packed holds %d bytes; an event is 8 (int32 t, int32 i, little-endian)", len(b))
+	}
+	out := make([]runtime.SpikeEvent, len(b)/8)
+	for k := range out {
+		out[k] = runtime.SpikeEvent{T: int(int32(binary.LittleEndian.Uint32(b[8*k:]))), I: int(int32(binary.LittleEndian.Uint32(b[8*k+4:])))}
+	}
+	return out, ""
 }

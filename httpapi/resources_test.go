@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -119,6 +120,11 @@ func TestDeployAndRunOwnNetwork(t *testing.T) {
 	ev := decodeRun(t, do(s, "POST", "/v1/deployments/alice-digits/run", keyAlice, `{"inputs":[{"events":[[0,5],[3,7],[3,9]],"timesteps":10}],"record":["membrane"]}`))
 	if ev.Usage.Timesteps != 10 || len(ev.Outputs[0].Membrane) != 10 {
 		t.Errorf("events: %+v", ev)
+	}
+	packed, _ := json.Marshal(wire.EventSample{Events: [][2]int{{0, 5}, {3, 7}, {3, 9}}, Timesteps: 10}.Pack())
+	pv := decodeRun(t, do(s, "POST", "/v1/deployments/alice-digits/run", keyAlice, `{"inputs":[`+string(packed)+`],"record":["membrane"]}`))
+	if !reflect.DeepEqual(pv.Outputs, ev.Outputs) {
+		t.Errorf("packed events %+v, as JSON %+v", pv.Outputs, ev.Outputs)
 	}
 
 	// Bad input names the sample.

@@ -172,6 +172,9 @@ func (d *Deployment) ports() (in, out int) { return d.Model.Ports() }
 // each step of a sample takes, and those each gives (its spike_counts
 // and final_state). Zero for a model without them.
 func (m *Model) Ports() (in, out int) {
+	if m.ports != nil {
+		return m.ports[0], m.ports[1]
+	}
 	if m.Program == nil || m.Program.Graph == nil {
 		return 0, 0
 	}

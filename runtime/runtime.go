@@ -98,6 +98,10 @@ type Model struct {
 	// Network is set on networks compiled through Compile: what the
 	// compile found, and its owner.
 	Network *Network
+
+	// ports holds Ports' answer once RegisterModel has checked the
+	// graph: working it out validates every weight again.
+	ports *[2]int
 }
 
 // IsLanguageModel reports whether the model can generate text.
@@ -177,6 +181,8 @@ func (r *Runtime) RegisterModel(m *Model) error {
 	if err := m.Program.Graph.Validate(); err != nil {
 		return fmt.Errorf("runtime: model %q: %w", m.ID, err)
 	}
+	in, out := m.Ports()
+	m.ports = &[2]int{in, out}
 	if m.Program.Task == compile.TaskCausalLM {
 		if err := checkLanguageModel(m); err != nil {
 			return err

@@ -21,6 +21,7 @@ type (
 	CreateDeploymentRequest = wire.CreateDeploymentRequest
 	RunRequest              = wire.RunRequest
 	EventSample             = wire.EventSample
+	PackedEventSample       = wire.PackedEventSample
 	CompileRequest          = wire.CompileRequest
 	TelemetryQuery          = wire.TelemetryQuery
 )
