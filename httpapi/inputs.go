@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -159,11 +160,7 @@ func (s *jsonScanner) skip() []byte {
 				return s.b[start:s.i]
 			}
 		case '"':
-			for s.i++; s.b[s.i] != '"'; s.i++ {
-				if s.b[s.i] == '\\' {
-					s.i++
-				}
-			}
+			s.i = closingQuote(s.b, s.i)
 			if depth == 0 {
 				s.i++
 				return s.b[start:s.i]
@@ -404,8 +401,8 @@ func (s *jsonScanner) sample(param string) (runtime.Sample, *Error) {
 				}
 			case key == "events_packed":
 				v := s.skip()
-				var text string
-				if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &text) != nil {
+				text, ok := stringValue(v)
+				if !ok {
 					packedErr = "events_packed must be a string: the events in base64"
 					return nil
 				}
@@ -675,4 +672,33 @@ func unpackEvents(text string) ([]runtime.SpikeEvent, string) {
 		out[k] = runtime.SpikeEvent{T: int(int32(binary.LittleEndian.Uint32(b[8*k:]))), I: int(int32(binary.LittleEndian.Uint32(b[8*k+4:])))}
 	}
 	return out, ""
+}
+
+// stringValue reads a checked JSON string: its bytes as they stand when
+// it has no escape (base64 has none), else as encoding/json reads it.
+func stringValue(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if !bytes.ContainsRune(v, '\\') {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(v, &s) == nil
+}
+
+// closingQuote finds the quote that closes the checked JSON string that
+// opens at i: the next quote after an even run of backslashes.
+func closingQuote(b []byte, i int) int {
+	for {
+		j := bytes.IndexByte(b[i+1:], '"')
+		i += 1 + j
+		n := 0
+		for b[i-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
+	}
 }

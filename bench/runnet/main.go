@@ -7,7 +7,8 @@
 // that every sample's output spike counts equal snnTorch's, and times
 // POST /v1/deployments/{id}/run at batch 1 (one sample per request, one
 // request at a time) and at a full batch (64 samples per request), then
-// the same through Runtime.Run in-process. -cpuprofile profiles all four.
+// the same through Runtime.Run in-process, and over REST again with the
+// events in compact form (events_packed). -cpuprofile profiles all six.
 //
 //	go run ./bench/runnet -dir /tmp/runnet
 package main
@@ -161,6 +162,14 @@ func run(ctx context.Context, dir string, budget time.Duration) error {
 		_, err := c.Run(ctx, "kws", &client.RunRequest{Inputs: samples[lo:hi]})
 		return err
 	}
+	packed := make([]any, len(samples))
+	for k, x := range samples {
+		packed[k] = x.(client.EventSample).Pack()
+	}
+	overHTTPPacked := func(lo, hi int) error {
+		_, err := c.Run(ctx, "kws", &client.RunRequest{Inputs: packed[lo:hi]})
+		return err
+	}
 	inProcess := func(lo, hi int) error {
 		_, err := rt.Run(ctx, &runtime.RunRequest{Deployment: "kws", Samples: direct[lo:hi], Principal: "bench"})
 		return err
@@ -171,11 +180,11 @@ func run(ctx context.Context, dir string, budget time.Duration) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var rates [4]float64
+	var rates [6]float64
 	for i, c := range []struct {
 		batch int
 		call  func(lo, hi int) error
-	}{{1, overHTTP}, {ref.Batch, overHTTP}, {1, inProcess}, {ref.Batch, inProcess}} {
+	}{{1, overHTTP}, {ref.Batch, overHTTP}, {1, inProcess}, {ref.Batch, inProcess}, {1, overHTTPPacked}, {ref.Batch, overHTTPPacked}} {
 		if rates[i], err = rate(c.batch, c.call); err != nil {
 			return err
 		}
@@ -189,6 +198,8 @@ func run(ctx context.Context, dir string, budget time.Duration) error {
 		"snntorch_samples_per_second_batch1": ref.Batch1, "snntorch_samples_per_second_full_batch": ref.FullBatch,
 		"ratio_batch1": one / ref.Batch1, "ratio_full_batch": full / ref.FullBatch,
 		"in_process_samples_per_second_batch1": rates[2], "in_process_samples_per_second_full_batch": rates[3],
+		"packed_samples_per_second_batch1": rates[4], "packed_samples_per_second_full_batch": rates[5],
+		"ratio_packed_batch1": rates[4] / ref.Batch1, "ratio_packed_full_batch": rates[5] / ref.FullBatch,
 	}
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))
