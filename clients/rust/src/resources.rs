@@ -10,8 +10,8 @@ use crate::encode::{base64_into, path_segment};
 use crate::sse::Stream;
 use crate::types::{
     ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, CompileOptions, CompiledNetwork, Completion, CompletionRequest, Deleted,
-    Deployment, DeploymentRequest, DeploymentStatus, Format, List, Model, Response, ResponseRequest, ResponseStreamEvent, Run, RunRequest, TelemetryQuery,
-    TelemetryReport,
+    Deployment, DeploymentRequest, DeploymentStatus, Format, List, Model, Response, ResponseRequest, ResponseStreamEvent, Run, RunRequest,
+    TelemetryQuery, TelemetryReport,
 };
 use crate::{Client, Error, Result};
 

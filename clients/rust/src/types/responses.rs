@@ -377,9 +377,11 @@ impl ResponseStreamEvent {
     pub fn response(&self) -> Option<&Response> {
         use ResponseStreamEvent::*;
         match self {
-            Created { response, .. } | InProgress { response, .. } | Completed { response, .. } | Incomplete { response, .. } | Failed { response, .. } => {
-                Some(response)
-            }
+            Created { response, .. }
+            | InProgress { response, .. }
+            | Completed { response, .. }
+            | Incomplete { response, .. }
+            | Failed { response, .. } => Some(response),
             _ => None,
         }
     }
@@ -434,7 +436,8 @@ mod tests {
         .unwrap();
         assert_eq!((d.delta(), d.is_last()), ("Hi", false));
         let e: ResponseStreamEvent =
-            serde_json::from_str(r#"{"type":"error","sequence_number":5,"code":"device_error","message":"device lost","param":null}"#).unwrap();
+            serde_json::from_str(r#"{"type":"error","sequence_number":5,"code":"device_error","message":"device lost","param":null}"#)
+                .unwrap();
         assert!(matches!(e, ResponseStreamEvent::Error { ref code, .. } if code.as_deref() == Some("device_error")));
         let u: ResponseStreamEvent = serde_json::from_str(r#"{"type":"response.queued","sequence_number":0}"#).unwrap();
         assert_eq!(u, ResponseStreamEvent::Unknown);

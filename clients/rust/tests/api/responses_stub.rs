@@ -8,8 +8,7 @@ use neuro_client::{ApiErrorKind, Client, Error, InputMessage, ResponseRequest, R
 
 use crate::stub::{api_error, json, Reply, Stub};
 
-const USAGE: &str =
-    r#"{"input_tokens":12,"input_tokens_details":{"cached_tokens":8},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":14}"#;
+const USAGE: &str = r#"{"input_tokens":12,"input_tokens_details":{"cached_tokens":8},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":14}"#;
 
 fn response(status: &str, text: &str) -> String {
     format!(
@@ -41,10 +40,7 @@ fn events(pieces: &[&str], last: &str) -> Vec<(String, String)> {
     out.push(("response.content_part.done".to_string(), format!(r#"{at},"part":{part}"#)));
     out.push(("response.output_item.done".to_string(), format!(r#""output_index":0,"item":{item}"#)));
     out.push((last.to_string(), format!(r#""response":{}"#, response(last.trim_start_matches("response."), &whole))));
-    out.into_iter()
-        .enumerate()
-        .map(|(i, (t, fields))| (t.clone(), format!(r#"{{"type":"{t}","sequence_number":{i},{fields}}}"#)))
-        .collect()
+    out.into_iter().enumerate().map(|(i, (t, fields))| (t.clone(), format!(r#"{{"type":"{t}","sequence_number":{i},{fields}}}"#))).collect()
 }
 
 /// An event stream of named events, ended by closing the connection.
@@ -95,10 +91,8 @@ fn responses_create_sends_its_fields_and_types_the_result() {
 
 #[test]
 fn responses_retrieve_and_delete() {
-    let stub = Stub::start(vec![
-        json(200, &response("completed", "Hello")),
-        json(200, r#"{"id":"resp_1","object":"response","deleted":true}"#),
-    ]);
+    let stub =
+        Stub::start(vec![json(200, &response("completed", "Hello")), json(200, r#"{"id":"resp_1","object":"response","deleted":true}"#)]);
     let c = client(&stub);
     assert_eq!(c.responses().retrieve("resp_1").unwrap().id, "resp_1");
     assert!(c.responses().delete("resp_1").unwrap().deleted);

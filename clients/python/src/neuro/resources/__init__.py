@@ -8,4 +8,13 @@ from .networks import Networks
 from .responses import Responses
 from .telemetry import TelemetryResource
 
-__all__ = ["Chat", "ChatCompletions", "Completions", "Deployments", "Models", "Networks", "Responses", "TelemetryResource"]
+__all__ = [
+    "Chat",
+    "ChatCompletions",
+    "Completions",
+    "Deployments",
+    "Models",
+    "Networks",
+    "Responses",
+    "TelemetryResource",
+]

@@ -220,5 +220,6 @@ RESPONSE_STREAM_END = frozenset({"response.completed", "response.incomplete", "r
 
 def response_stream_event(data: Dict[str, Any]) -> ResponseStreamEvent:
     """The typed event of a decoded ``data`` object, by its ``type``."""
-    cls = _EVENTS.get(data.get("type") if isinstance(data, dict) else None, ResponseStreamEvent)  # type: ignore[arg-type]
+    kind = data.get("type") if isinstance(data, dict) else None
+    cls = _EVENTS.get(kind, ResponseStreamEvent) if isinstance(kind, str) else ResponseStreamEvent
     return cls.construct(data)
