@@ -53,6 +53,8 @@ var (
 		Message: "missing or invalid API key: send it as \"Authorization: Bearer <key>\""}
 	errQueryKey = &Error{Status: http.StatusUnauthorized, Type: typeAuthentication, Code: "invalid_api_key",
 		Message: "API keys are not accepted in the query string (it ends up in logs); send \"Authorization: Bearer <key>\" instead"}
+	errAuthTwice = &Error{Status: http.StatusUnauthorized, Type: typeAuthentication, Code: "invalid_api_key",
+		Message: "the request has more than one Authorization header; send exactly one, \"Authorization: Bearer <key>\""}
 	errInternal = &Error{Status: http.StatusInternalServerError, Type: typeServer, Code: "internal_error",
 		Message: "the server hit a bug while handling this request; it has been logged and the server keeps serving"}
 )

@@ -227,3 +227,23 @@ func TestUnsafeDeploymentIDs(t *testing.T) {
 		t.Errorf("listed: %s", w.Body)
 	}
 }
+
+// Two Authorization headers are refused, in either order: the server
+// does not guess which one the caller meant.
+func TestTwoAuthorizationHeaders(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), nil)
+	for _, keys := range [][]string{{keyAlice, "wrong"}, {"wrong", keyAlice}, {keyAlice, keyAlice}} {
+		req := httptest.NewRequest("GET", "/v1/models", nil)
+		for _, k := range keys {
+			req.Header.Add("Authorization", "Bearer "+k)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		if w.Code != 401 || !strings.Contains(w.Body.String(), "more than one Authorization header") {
+			t.Errorf("headers %q: %d %s", keys, w.Code, w.Body)
+		}
+	}
+	if w := do(s, "GET", "/v1/models", keyAlice, nil); w.Code != 200 {
+		t.Errorf("one header: %d %s", w.Code, w.Body)
+	}
+}

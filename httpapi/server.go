@@ -324,12 +324,17 @@ func (s *Server) endpoint(name string, next http.Handler) http.Handler {
 	})
 }
 
-// authenticate checks the bearer key, then the caller's rate and
+// authenticate checks the bearer key (one Authorization header, no key
+// in the query string), then the caller's rate and
 // concurrency limits and the request's Content-Type.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hasQueryKey(r) {
 			refuse(w, r, errQueryKey)
+			return
+		}
+		if len(r.Header.Values("Authorization")) > 1 {
+			refuse(w, r, errAuthTwice) // which one is meant? Not the first by default
 			return
 		}
 		key, ok := bearer(r)
