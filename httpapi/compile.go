@@ -161,8 +161,8 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*wire.
 	if e != nil {
 		return nil, e
 	}
-	if len(name) > 256 {
-		return nil, invalid("name", "invalid_value", "name is longer than 256 bytes")
+	if err := runtime.CheckName("name", name); err != nil {
+		return nil, toError(err)
 	}
 	target, e := parseString(raw.Target, "target")
 	if e != nil {

@@ -247,3 +247,19 @@ func TestTwoAuthorizationHeaders(t *testing.T) {
 		t.Errorf("one header: %d %s", w.Code, w.Body)
 	}
 }
+
+// A network's name is shown as it is (listings, the console): control
+// characters and bidirectional overrides are refused, naming the field.
+func TestCompileNamesAreShowable(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), nil)
+	onnx := readFixture(t, "compile/testdata/digits/mlp.onnx")
+	for _, name := range []string{`a\u0000b`, `two\nlines`, `abc\u202Egnp.exe`, `\u2066isolated\u2069`, `bell\u0007`, strings.Repeat("x", 257)} {
+		w := do(s, "POST", "/v1/compile", keyAlice, compileBody("onnx", onnx, `,"name":"`+name+`"`))
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"param":"name"`) {
+			t.Errorf("name %s: %d %s", name, w.Code, w.Body)
+		}
+	}
+	if w := do(s, "POST", "/v1/compile", keyAlice, compileBody("onnx", onnx, `,"name":"chiffres – ünïcode ✓"`)); w.Code != 200 {
+		t.Errorf("a plain Unicode name: %d %s", w.Code, w.Body)
+	}
+}

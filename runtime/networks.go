@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
@@ -139,6 +141,28 @@ func calibrate(p *compile.Program, net compile.NetworkReport, seqs [][][]float32
 	return nil
 }
 
+// MaxName bounds a name a caller gives, in bytes.
+const MaxName = 256
+
+// CheckName refuses a name that cannot be shown as it is: longer than
+// MaxName bytes, not UTF-8, or holding a control character (a NUL, a
+// newline) or a bidirectional override or isolate (U+202A-U+202E,
+// U+2066-U+2069), which would make a listing read other than it is.
+func CheckName(field, name string) error {
+	if len(name) > MaxName {
+		return &ParamError{field, fmt.Sprintf("%s is longer than %d bytes", field, MaxName)}
+	}
+	if !utf8.ValidString(name) {
+		return &ParamError{field, fmt.Sprintf("%s is not valid UTF-8", field)}
+	}
+	for i, c := range name {
+		if unicode.IsControl(c) || c >= 0x202a && c <= 0x202e || c >= 0x2066 && c <= 0x2069 {
+			return &ParamError{field, fmt.Sprintf("%s holds %U at byte %d: control characters and bidirectional overrides are not allowed", field, c, i)}
+		}
+	}
+	return nil
+}
+
 // Compile imports, compiles and stores a network, and registers it as a
 // model owned by req.Owner. With Options.DataDir set, the network is
 // written there and comes back after a restart.
@@ -156,6 +180,9 @@ func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, e
 	err := r.checkNetworkQuota(req.Owner, 0) // before the work; again with the size after
 	r.mu.Unlock()
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckName("name", req.Name); err != nil {
 		return nil, err
 	}
 	format := strings.ToLower(req.Format)
