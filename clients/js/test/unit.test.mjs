@@ -16,6 +16,7 @@ import {
   APIConnectionError,
   APITimeoutError,
   SSEDecoder,
+  packEvents,
 } from '../dist/index.js';
 import { base64 } from '../dist/base64.js';
 import { errorFromResponse } from '../dist/errors.js';
@@ -142,4 +143,14 @@ test('Retry-After: seconds, a date, retry-after-ms', () => {
   assert.equal(retryAfter(new Headers({ 'retry-after': 'soon' })), undefined);
   const d = retryAfter(new Headers({ 'retry-after': new Date(Date.now() + 3000).toUTCString() }));
   assert.ok(d > 1000 && d <= 3000, String(d));
+});
+
+test('packEvents writes little-endian int32 pairs in base64', () => {
+  const p = packEvents([[0, 3], [2, 9], [-1, 0x7fffffff]], 8);
+  assert.equal(p.timesteps, 8);
+  const b = Buffer.from(p.events_packed, 'base64');
+  assert.deepEqual([0, 4, 8, 12, 16, 20].map((o) => b.readInt32LE(o)), [0, 3, 2, 9, -1, 0x7fffffff]);
+  assert.equal(packEvents([], 1).events_packed, '');
+  assert.throws(() => packEvents([[0, 2 ** 31]], 1), RangeError);
+  assert.throws(() => packEvents([[0.5, 1]], 1), RangeError);
 });

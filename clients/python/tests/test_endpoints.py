@@ -155,6 +155,10 @@ def test_network_lifecycle(server: Server, client: neuro.Client) -> None:
         assert out.outputs[0].spike_counts == out.outputs[1].spike_counts
         assert out.outputs[0].prediction == max(range(10), key=lambda i: (out.outputs[0].spike_counts[i], -i))
         assert out.outputs[0].spikes is not None
+        # Events in compact form run as the same events.
+        packed = client.deployments.run(dep_id, inputs=[neuro.pack_events([[0, 3], [2, 9]], 8)], record=["spikes"])
+        assert packed.outputs[0].spike_counts == out.outputs[2].spike_counts
+        assert packed.outputs[0].spikes == out.outputs[2].spikes
         # A generator of samples works as well as a list.
         gen = client.deployments.run(dep_id, inputs=(s for s in [x]))
         assert gen.outputs[0].spike_counts == out.outputs[0].spike_counts

@@ -151,3 +151,22 @@ def test_retry_after_date() -> None:
 
     v = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 25 < parse_retry_after(v) <= 31
+
+
+def test_pack_events() -> None:
+    """Little-endian int32 pairs in base64, from a list or a numpy array."""
+    import base64
+    import struct
+
+    p = neuro.pack_events([(0, 3), [2, 9], (-1, 2**31 - 1)], 8)
+    assert p["timesteps"] == 8
+    assert struct.unpack("<6i", base64.b64decode(p["events_packed"])) == (0, 3, 2, 9, -1, 2**31 - 1)
+    assert neuro.pack_events([], 1)["events_packed"] == ""
+    with pytest.raises(ValueError):
+        neuro.pack_events([(0, 2**31)], 1)
+    with pytest.raises(ValueError):
+        neuro.pack_events([(0, 1, 2)], 1)
+    np = pytest.importorskip("numpy")
+    assert neuro.pack_events(np.array([[0, 3], [2, 9], [-1, 2**31 - 1]]), 8) == p
+    with pytest.raises(ValueError):
+        neuro.pack_events(np.zeros((2, 3)), 1)

@@ -64,11 +64,24 @@ export interface EventSample {
     timesteps: number;
 }
 /**
- * One sample: a vector of the network's input size presented at every
- * step, a matrix with one row per step, or events. Typed arrays
- * (Float32Array, ...) are accepted for vectors and rows.
+ * Events in compact form: little-endian int32 pairs (t, i) in base64,
+ * a quarter of the JSON's size. `packEvents` writes it.
  */
-export type RunSample = ArrayLike<number> | Array<ArrayLike<number>> | EventSample;
+export interface PackedEventSample {
+    events_packed: string;
+    timesteps: number;
+}
+/**
+ * Returns an event sample in compact form, for large batches of spikes.
+ * Steps and inputs must be whole numbers that fit in an int32.
+ */
+export declare function packEvents(events: ArrayLike<readonly [number, number]>, timesteps: number): PackedEventSample;
+/**
+ * One sample: a vector of the network's input size presented at every
+ * step, a matrix with one row per step, or events (as pairs, or packed).
+ * Typed arrays (Float32Array, ...) are accepted for vectors and rows.
+ */
+export type RunSample = ArrayLike<number> | Array<ArrayLike<number>> | EventSample | PackedEventSample;
 export interface RunParams {
     /** 1 to 256 samples; they run in parallel and give the same result alone or together. */
     inputs: RunSample[];

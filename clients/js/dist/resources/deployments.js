@@ -1,6 +1,24 @@
+import { base64 } from '../base64.js';
 import { APITimeoutError } from '../errors.js';
 import { segment, sleep } from '../core.js';
 import { ListPromise } from '../list.js';
+/**
+ * Returns an event sample in compact form, for large batches of spikes.
+ * Steps and inputs must be whole numbers that fit in an int32.
+ */
+export function packEvents(events, timesteps) {
+    const view = new DataView(new ArrayBuffer(8 * events.length));
+    for (let k = 0; k < events.length; k++) {
+        const [t, i] = events[k];
+        for (const [v, at] of [[t, 8 * k], [i, 8 * k + 4]]) {
+            if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) {
+                throw new RangeError(`packEvents: event ${k} holds ${v}, not a whole number that fits in an int32`);
+            }
+            view.setInt32(at, v, true);
+        }
+    }
+    return { events_packed: base64(new Uint8Array(view.buffer)), timesteps };
+}
 export class Deployments {
     #t;
     constructor(transport) {

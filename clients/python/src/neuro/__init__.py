@@ -41,6 +41,7 @@ from ._errors import (
     RateLimitError,
     UnprocessableEntityError,
 )
+from ._events import pack_events
 from ._streaming import Stream
 from ._version import __version__
 
@@ -48,6 +49,7 @@ __all__ = [
     "__version__",
     "Client",
     "Stream",
+    "pack_events",
     "types",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_RETRIES",

@@ -145,7 +145,8 @@ class Deployments(APIResource):
         - a matrix of one row per step (``timesteps`` then defaults to its
           rows);
         - ``{"events": [[t, i], ...], "timesteps": T}``: input i spikes at
-          step t.
+          step t; :func:`neuro.pack_events` writes the same in compact form,
+          a quarter of the size, for large batches.
 
         A sample, or ``inputs`` whole, may be a list, a numpy array or a
         torch tensor (a 2-D array is a batch of vectors, a 3-D one a batch of
