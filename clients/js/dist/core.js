@@ -135,12 +135,8 @@ export class Transport {
     text(call) {
         return this.send(call, false, (res) => res.text());
     }
-    /**
-     * Sends a call whose answer is a stream of server-sent events; with
-     * endEvents, the stream ends after an event of one of those types instead
-     * of at data: [DONE].
-     */
-    stream(call, endEvents) {
+    /** Sends a call whose answer is a stream of server-sent events. */
+    stream(call) {
         return this.send(call, true, async (res, controller, release) => {
             const type = res.headers.get('content-type') ?? '';
             if (!type.startsWith('text/event-stream')) {
@@ -150,7 +146,7 @@ export class Transport {
                     headers: res.headers,
                 });
             }
-            return new Stream(res, controller, release, endEvents);
+            return new Stream(res, controller, release);
         });
     }
     url(call) {

@@ -1,2 +1,2 @@
 /** The version of this package, as in package.json (a test checks they agree). */
-export declare const VERSION = "0.2.0";
+export declare const VERSION = "0.1.0";
