@@ -237,7 +237,15 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.Metrics != nil {
-		s.opts.Metrics.Run(res)
+		// /metrics answers anyone: a caller's network is counted under
+		// one label, neither naming it nor adding a series per network.
+		counted := res
+		if d.Model.Network != nil {
+			public := *res
+			public.Model = MetricsNetworkLabel
+			counted = &public
+		}
+		s.opts.Metrics.Run(counted)
 	}
 	if e := finiteOutputs(res); e != nil {
 		writeError(w, e)
