@@ -7,7 +7,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -241,6 +243,10 @@ func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, e
 	return n, nil
 }
 
+// reloadOptions are those a stored program is loaded with at a start
+// (the defaults); tests lower them.
+var reloadOptions compile.LoadOptions
+
 // store writes a network to the data directory, when there is one, and
 // registers it. Each file is written to a temporary file and renamed
 // into place, the program first, so that a crash leaves either a whole
@@ -249,6 +255,11 @@ func (r *Runtime) store(n *Network, prog *compile.Program) error {
 	var pb bytes.Buffer
 	if err := prog.Save(&pb); err != nil {
 		return err
+	}
+	// What is accepted must load again at the next start: a program that
+	// compile.Load would refuse (a header over its limit) is refused now.
+	if _, err := compile.Load(bytes.NewReader(pb.Bytes()), int64(pb.Len()), &reloadOptions); err != nil {
+		return fmt.Errorf("%w: the compiled program of %d bytes could not be loaded back, so it is not stored: %v", ErrUnsupported, pb.Len(), err)
 	}
 	n.StoredBytes = int64(pb.Len())
 	r.mu.Lock()
@@ -291,8 +302,8 @@ func (r *Runtime) networkDir() string {
 }
 
 // loadNetworks registers the networks stored in the data directory. A
-// damaged entry is logged and skipped: it must not keep the runtime from
-// starting.
+// damaged entry is set aside and logged: it must not keep the runtime
+// from starting.
 func (r *Runtime) loadNetworks() {
 	dir := r.networkDir()
 	if dir == "" {
@@ -305,9 +316,30 @@ func (r *Runtime) loadNetworks() {
 	}
 	for _, path := range metas {
 		if err := r.loadNetwork(path); err != nil {
-			r.log.Error("skipping a stored compiled network", "file", path, "err", err)
+			r.setAside(path, err)
 		}
 	}
+}
+
+// setAside moves a stored network that cannot be loaded, its entry and
+// its program, into the folder "unloadable" beside them, and logs it: it
+// is neither listed nor counted against its owner's quota, and its files
+// are kept for whoever looks into it.
+func (r *Runtime) setAside(metaPath string, why error) {
+	dir := filepath.Dir(metaPath)
+	aside := filepath.Join(dir, "unloadable")
+	base := strings.TrimSuffix(filepath.Base(metaPath), ".json")
+	moved := aside
+	if err := os.MkdirAll(aside, 0o700); err != nil {
+		moved = "(not moved: " + err.Error() + ")"
+	} else {
+		for _, name := range []string{base + ".json", base + ".program"} {
+			if err := os.Rename(filepath.Join(dir, name), filepath.Join(aside, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				moved = "(not moved: " + err.Error() + ")"
+			}
+		}
+	}
+	r.log.Error("a stored compiled network cannot be loaded; it is set aside", "file", metaPath, "err", why, "moved_to", moved)
 }
 
 func (r *Runtime) loadNetwork(metaPath string) error {
@@ -334,7 +366,7 @@ func (r *Runtime) loadNetwork(metaPath string) error {
 	if err != nil {
 		return err
 	}
-	prog, err := compile.Load(f, fi.Size(), nil)
+	prog, err := compile.Load(f, fi.Size(), &reloadOptions)
 	if err != nil {
 		return err
 	}
