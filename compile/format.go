@@ -28,6 +28,13 @@ type ImportOptions struct {
 	// MaxBytes bounds what an importer may read and allocate for tensors.
 	// Default 1 GiB.
 	MaxBytes int64
+	// MaxValues bounds the values one sample of the network holds, summed
+	// over its layers (each layer's output: a neuron's state, a
+	// convolution's outputs), checked from the shapes before anything of
+	// that size is built. A file's weights are bounded by MaxBytes, but a
+	// small convolution declared on a large input holds a value per
+	// output pixel. Default DefaultMaxValues.
+	MaxValues int
 	// Layers describes the layers of a state_dict whose tensors do not say
 	// what they are (Norse, SpikingJelly, plain PyTorch). Nil when the file
 	// describes itself.
@@ -47,8 +54,16 @@ func (o *ImportOptions) withDefaults() ImportOptions {
 	if c.MaxBytes == 0 {
 		c.MaxBytes = 1 << 30
 	}
+	if c.MaxValues == 0 {
+		c.MaxValues = DefaultMaxValues
+	}
 	return c
 }
+
+// DefaultMaxValues is ImportOptions.MaxValues' default: 1,048,576 values
+// a sample, about 0.5 GB of working memory at compile time and 60 MB of
+// state per batch slot.
+const DefaultMaxValues = 1 << 20
 
 // WithDefaults returns the options with every zero field set to its
 // default, for importers to read.
