@@ -25,6 +25,11 @@ type ConversionOptions struct {
 	// so that each step adds its input once, whatever the step. Default
 	// ConvertedDt (1 ms).
 	Dt float64
+	// MaxValues bounds the values a sample holds, summed over the
+	// layers' outputs, checked from their shapes before calibration or
+	// conversion builds anything (ImportOptions.MaxValues, which the
+	// importers pass on). Default DefaultMaxValues.
+	MaxValues int
 }
 
 // ConversionReport gives the scale chosen for each spiking layer.
@@ -88,6 +93,17 @@ func ConvertANN(a *ANN, opts *ConversionOptions) (*snn.Graph, *ConversionReport,
 	by, err := folded.index()
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.MaxValues == 0 {
+		o.MaxValues = DefaultMaxValues
+	}
+	values := 0
+	for _, n := range folded.Nodes {
+		if values += BoundedSize(n.outShape, o.MaxValues); values > o.MaxValues {
+			return nil, nil, &UnsupportedError{Node: n.Name, Reason: fmt.Sprintf(
+				"the network would hold more than %d values per sample (ImportOptions.MaxValues): its layers' outputs add up to more, %v alone holds %d",
+				o.MaxValues, n.outShape, snn.Size(n.outShape))}
+		}
 	}
 	rep := &ConversionReport{Percentile: o.Percentile, CalibrationSamples: len(o.Calibration), Timesteps: o.Timesteps, Warnings: warnings}
 	lambda, err := layerScales(folded, by, o, rep)

@@ -256,3 +256,27 @@ func TestPartitionCountsRealSynapses(t *testing.T) {
 		t.Fatalf("%d synapses, want 80", got)
 	}
 }
+
+// A small convolution on a large declared input is refused from the
+// shapes, naming the limit, before calibration allocates per pixel.
+func TestConvertBoundsValues(t *testing.T) {
+	w := snn.NewTensor(4, 1, 3, 3)
+	ann := func(h int) *ANN {
+		return &ANN{Nodes: []*ANNNode{
+			{Name: "x", Op: OpInput, Shape: []int{1, h, h}},
+			{Name: "conv", Op: OpConv2d, Inputs: []string{"x"}, Weight: w, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1},
+			{Name: "relu", Op: OpReLU, Inputs: []string{"conv"}},
+		}}
+	}
+	if _, _, err := ConvertANN(ann(32), nil); err != nil {
+		t.Fatalf("32×32: %v", err)
+	}
+	_, _, err := ConvertANN(ann(2048), &ConversionOptions{Calibration: [][]float32{make([]float32, 2048*2048)}})
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "MaxValues") {
+		t.Fatalf("2048×2048: %v, want an UnsupportedError naming MaxValues", err)
+	}
+	if _, _, err := ConvertANN(ann(32), &ConversionOptions{MaxValues: 1000}); err == nil {
+		t.Fatal("32×32 (1,024 + 2 × 3,600 values) under a limit of 1,000")
+	}
+}

@@ -65,6 +65,23 @@ func (o *ImportOptions) withDefaults() ImportOptions {
 // state per batch slot.
 const DefaultMaxValues = 1 << 20
 
+// BoundedSize is the number of elements of a shape, or limit+1 when it
+// is larger (checked before the product can overflow). A shape with a
+// dimension below 1 is 0: the layers refuse it, naming it.
+func BoundedSize(shape []int, limit int) int {
+	n := 1
+	for _, d := range shape {
+		if d < 1 {
+			return 0
+		}
+		if n > limit/d {
+			return limit + 1
+		}
+		n *= d
+	}
+	return n
+}
+
 // WithDefaults returns the options with every zero field set to its
 // default, for importers to read.
 func (o *ImportOptions) WithDefaults() ImportOptions { return o.withDefaults() }

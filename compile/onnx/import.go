@@ -61,7 +61,11 @@ func Import(r io.ReaderAt, size int64, opts *compile.ImportOptions) (g *snn.Grap
 	if err != nil {
 		return nil, nil, err
 	}
-	g, crep, err := compile.ConvertANN(ann, &o.Conversion)
+	conv := o.Conversion
+	if conv.MaxValues == 0 {
+		conv.MaxValues = o.MaxValues
+	}
+	g, crep, err := compile.ConvertANN(ann, &conv)
 	if err != nil {
 		return nil, nil, err
 	}

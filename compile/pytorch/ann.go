@@ -92,6 +92,9 @@ func (im *importer) buildANN(layers []*layer) (*snn.Graph, error) {
 	if conv.Dt == 0 {
 		conv.Dt = im.o.Dt // the graph is built for the import's time step
 	}
+	if conv.MaxValues == 0 {
+		conv.MaxValues = im.o.MaxValues
+	}
 	g, crep, err := compile.ConvertANN(a, &conv)
 	if err != nil {
 		return nil, err

@@ -37,7 +37,7 @@ func (im *importer) buildSNN(layers []*layer) (*snn.Graph, error) {
 	b := &snnBuilder{im: im, g: snn.NewGraph(), prev: "input", shape: shape}
 	values := 0
 	held := func(node string) error { // before a layer builds anything of its input's size
-		n := boundedSize(b.shape, im.o.MaxValues)
+		n := compile.BoundedSize(b.shape, im.o.MaxValues)
 		if values += n; values > im.o.MaxValues {
 			return &compile.UnsupportedError{Node: node, Reason: fmt.Sprintf(
 				"the network would hold more than %d values per sample (ImportOptions.MaxValues): its layers' outputs add up to more, %v alone holds %d",
@@ -367,21 +367,4 @@ func (b *snnBuilder) spikingJelly(l *layer, n int) error {
 	b.shape = []int{n}
 	b.im.approx("layer %q: SpikingJelly fires at v ≥ v_threshold, the simulator at v > v_threshold: they differ only when v lands exactly on the threshold", l.name)
 	return nil
-}
-
-// boundedSize is the number of elements of a shape, or limit+1 when it
-// is larger (checked before the product can overflow). A shape with a
-// dimension below 1 is 0: the layers refuse it, naming it.
-func boundedSize(shape []int, limit int) int {
-	n := 1
-	for _, d := range shape {
-		if d < 1 {
-			return 0
-		}
-		if n > limit/d {
-			return limit + 1
-		}
-		n *= d
-	}
-	return n
 }
