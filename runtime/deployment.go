@@ -150,8 +150,11 @@ func (d *Deployment) accepting() error {
 
 // start loads the replicas onto dev. The deployment is already listed
 // (status loading); start writes only what the mutex guards, and marks
-// the deployment failed when a replica cannot load.
+// the deployment failed when a replica cannot load. The caller has
+// counted start in d.wg, so that a stop during the load waits for it
+// rather than racing the workers' Add.
 func (d *Deployment) start(ctx context.Context, dev hal.Device) error {
+	defer d.wg.Done()
 	defer close(d.loaded)
 	insts, err := d.load(ctx, dev)
 	d.mu.Lock()

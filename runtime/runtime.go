@@ -374,6 +374,7 @@ func (r *Runtime) Start(ctx context.Context, spec DeploymentSpec) (*Deployment, 
 		r.remove(d)
 		return nil, err
 	}
+	d.wg.Add(1) // the loader: stop waits for it, and so for the workers it starts
 	go d.start(ctx, dev)
 	return d, nil
 }
