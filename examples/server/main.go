@@ -36,8 +36,10 @@
 // deployments sit on mock devices (runtime/hal/mock): nothing runs.
 //
 // SIGINT or SIGTERM shut the server down gracefully: it stops accepting
-// connections, lets running requests and streams finish (up to 30 s), then
-// closes the runtime.
+// connections, lets running requests and streams finish for up to -grace
+// (30 s), then cancels those still running, answering each that has not
+// begun its answer with 503 and Retry-After, and exits 0 once they have
+// returned; then it closes the runtime.
 package main
 
 import (
@@ -84,6 +86,7 @@ type config struct {
 	keys               map[string]string
 	origins            []string
 	cluster, node      string
+	grace              time.Duration
 }
 
 func main() {
@@ -101,6 +104,7 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*config
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	c := &config{}
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.DurationVar(&c.grace, "grace", 30*time.Second, "on SIGINT or SIGTERM, how long running requests may finish before they are cancelled (503)")
 	fs.BoolVar(&c.mock, "mock", false, "answer without running models (deterministic text, real token counts)")
 	fs.StringVar(&c.data, "data", "", "directory that keeps compiled networks across restarts")
 	fs.StringVar(&c.device, "device", "cpu", "device for the built-in models: "+strings.Join(hal.Devices(), ", "))
@@ -235,6 +239,22 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 		// write its own (StreamWriteTimeout).
 	}
 	fmt.Fprintf(stdout, "Serving on http://%s (OpenAI base URL http://%s/v1)\n", ln.Addr(), ln.Addr())
+	return serve(ctx, hs, ln, c.grace, stdout)
+}
+
+// errShuttingDown cancels the requests still running when the grace
+// period of a shutdown ends.
+var errShuttingDown = errors.New("the server is shutting down")
+
+// serve serves on ln until ctx ends, then shuts down: running requests
+// get grace to finish, then their contexts are cancelled, and a request
+// whose handler returns without having answered gets 503. It returns nil
+// once every request has returned.
+func serve(ctx context.Context, hs *http.Server, ln net.Listener, grace time.Duration, stdout io.Writer) error {
+	base, cancelRequests := context.WithCancelCause(context.Background())
+	defer cancelRequests(nil)
+	hs.BaseContext = func(net.Listener) context.Context { return base }
+	hs.Handler = answerOnShutdown(hs.Handler, base)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -242,8 +262,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stdout, "Shutting down: waiting for running requests (up to 30 s)")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	fmt.Fprintf(stdout, "Shutting down: waiting for running requests (up to %v)\n", grace)
+	cancelLate := time.AfterFunc(grace, func() { cancelRequests(errShuttingDown) })
+	defer cancelLate.Stop()
+	// Cancelled handlers return at once; the extra time is theirs to do so.
+	sctx, cancel := context.WithTimeout(context.Background(), grace+10*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		hs.Close()
@@ -251,6 +274,43 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 	}
 	return nil
 }
+
+// answerOnShutdown answers 503 for a request that a shutdown cancelled
+// before its handler wrote anything (the API's handlers return silently
+// when their context ends, as they do for a client that has gone).
+func answerOnShutdown(h http.Handler, base context.Context) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tw := &tracked{ResponseWriter: w}
+		h.ServeHTTP(tw, r)
+		if !tw.wrote && context.Cause(base) == errShuttingDown {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "5")
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"message":"the server is shutting down and cancelled this request; send it again","type":"server_error","param":null,"code":"shutting_down"}}`+"\n")
+		}
+	})
+}
+
+// tracked notes whether a handler has begun its answer.
+type tracked struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *tracked) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *tracked) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// deadlines).
+func (t *tracked) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // withConsole serves the web console at / beside api when on; the API's
 // own paths, and every non-GET request, still go to api.

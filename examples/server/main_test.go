@@ -8,11 +8,14 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -252,5 +255,63 @@ func TestModelDevicesIncludeDeployments(t *testing.T) {
 	call(t, "GET", srv.URL+"/v1/models/neuro-1-lite", "k", "", &rec)
 	if !slices.Contains(rec.Neuromorphic.Devices, "loihi") || !slices.Contains(rec.Neuromorphic.Devices, "cpu") {
 		t.Errorf("devices %v", rec.Neuromorphic.Devices)
+	}
+}
+
+// On SIGINT a request that finishes within the grace period gets its
+// answer; one still running at its end is cancelled and answered 503,
+// and the server returns without an error once both have.
+func TestShutdownAnswersLateRequests(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started sync.WaitGroup
+	started.Add(2)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started.Done()
+		if r.URL.Path == "/quick" {
+			time.Sleep(100 * time.Millisecond)
+			io.WriteString(w, "done")
+			return
+		}
+		<-r.Context().Done() // a long run: returns silently when cancelled, as the API's handlers do
+	})
+	ctx, signal := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, &http.Server{Handler: h}, ln, 300*time.Millisecond, io.Discard) }()
+	type answer struct {
+		code  int
+		retry string
+		body  string
+	}
+	get := func(path string, into chan<- answer) {
+		resp, err := http.Get("http://" + ln.Addr().String() + path)
+		if err != nil {
+			into <- answer{body: err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		into <- answer{resp.StatusCode, resp.Header.Get("Retry-After"), string(b)}
+	}
+	quick, slow := make(chan answer, 1), make(chan answer, 1)
+	go get("/quick", quick)
+	go get("/slow", slow)
+	started.Wait()
+	signal()
+	if a := <-quick; a.code != 200 || a.body != "done" {
+		t.Errorf("a request that finished within the grace period: %+v", a)
+	}
+	if a := <-slow; a.code != 503 || a.retry == "" || !strings.Contains(a.body, `"code":"shutting_down"`) {
+		t.Errorf("a request still running at the end of the grace period: %+v", a)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not return")
 	}
 }
