@@ -72,7 +72,14 @@ func (s *Server) handleCompile(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength >= 0 && r.ContentLength < limit {
 		hold = r.ContentLength
 	}
-	hold = min(hold, s.opts.CompileMemory)
+	hold = min(hold, s.opts.CompileMemory, s.opts.CompileMemoryPerKey)
+	principal := info(r).principal
+	if e := s.holdForKey(principal, hold); e != nil {
+		abandonBody(w)
+		writeError(w, e)
+		return
+	}
+	defer s.holdForKey(principal, -hold)
 	if e := s.acquire(r, s.compileBytes, hold); e != nil {
 		abandonBody(w)
 		writeError(w, e)
@@ -95,6 +102,25 @@ func (s *Server) handleCompile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// holdForKey counts n more bytes of compile requests in flight for
+// principal (n < 0 gives them back), refusing what would take it over
+// CompileMemoryPerKey.
+func (s *Server) holdForKey(principal string, n int64) *Error {
+	s.compileMu.Lock()
+	defer s.compileMu.Unlock()
+	held := s.compileHeld[principal]
+	if n > 0 && held+n > s.opts.CompileMemoryPerKey {
+		return &Error{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded", RetryAfter: 2 * time.Second,
+			Message: fmt.Sprintf("this key's compile uploads in flight would hold %d bytes, over its share of %d (CompileMemoryPerKey); send it once an upload has finished", held+n, s.opts.CompileMemoryPerKey)}
+	}
+	if held += n; held == 0 {
+		delete(s.compileHeld, principal)
+	} else {
+		s.compileHeld[principal] = held
+	}
+	return nil
 }
 
 // acquire takes n of sem for a compile, waiting up to CompileWait.

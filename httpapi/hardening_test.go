@@ -263,3 +263,55 @@ func TestCompileNamesAreShowable(t *testing.T) {
 		t.Errorf("a plain Unicode name: %d %s", w.Code, w.Body)
 	}
 }
+
+// One key's slow uploads hold at most its share of the compile memory:
+// its next upload over the share is 429 at once, and another key's
+// compile goes through meanwhile.
+func TestCompileMemoryShareOfOneKey(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), &Options{CompileMemory: 2 << 20, CompileMemoryPerKey: 512 << 10, CompileWait: 5 * time.Second})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	slow := func(key string, declared int64) (*io.PipeWriter, <-chan *http.Response) {
+		pr, pw := io.Pipe()
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/compile", pr)
+		req.ContentLength = declared
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		done := make(chan *http.Response, 1)
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				done <- nil
+				return
+			}
+			done <- resp
+		}()
+		pw.Write([]byte(`{"model_format":"onnx","model_file":"`)) // then nothing, for now
+		return pw, done
+	}
+	first, firstDone := slow(keyAlice, 400<<10)
+	defer first.Close()
+	time.Sleep(50 * time.Millisecond) // the first upload holds its 400 KiB
+	second, secondDone := slow(keyAlice, 400<<10)
+	defer second.Close()
+	select {
+	case resp := <-secondDone:
+		if resp == nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("alice's second upload over her share: %v", resp)
+		}
+		resp.Body.Close()
+	case <-time.After(2 * time.Second):
+		t.Fatal("alice's second upload over her share was not refused at once")
+	}
+	start := time.Now()
+	if w := do(s, "POST", "/v1/compile", keyBob, compileBody("onnx", readFixture(t, "compile/testdata/digits/mlp.onnx"), "")); w.Code != 200 {
+		t.Fatalf("bob's compile while alice uploads: %d %s", w.Code, w.Body)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("bob's compile took %v", took)
+	}
+	first.Close()
+	if resp := <-firstDone; resp != nil {
+		resp.Body.Close()
+	}
+}

@@ -66,6 +66,11 @@ type Options struct {
 	CompileConcurrency int
 	CompileMemory      int64
 	CompileWait        time.Duration
+	// CompileMemoryPerKey bounds the bytes of compile requests one key
+	// may have in flight, out of CompileMemory, so that one key's slow
+	// uploads cannot hold all of it: over it, 429 with Retry-After at
+	// once. Default a quarter of CompileMemory.
+	CompileMemoryPerKey int64
 
 	// MaxRunBodyBytes bounds the body of a run (POST
 	// /v1/deployments/{id}/run), whose inputs may be larger than other
@@ -181,7 +186,7 @@ func (o *Options) Validate() error {
 		"StreamWriteTimeout": int64(o.StreamWriteTimeout), "RequestTimeout": int64(o.RequestTimeout),
 		"MaxRunSamples": int64(o.MaxRunSamples), "MaxRunTimesteps": int64(o.MaxRunTimesteps), "MaxRunValues": int64(o.MaxRunValues),
 		"MaxRecordedValues": int64(o.MaxRecordedValues), "MaxRunOutputValues": int64(o.MaxRunOutputValues), "MaxReplicas": int64(o.MaxReplicas), "MaxBatchSize": int64(o.MaxBatchSize),
-		"DeployWait": int64(o.DeployWait), "CompileConcurrency": int64(o.CompileConcurrency), "CompileMemory": o.CompileMemory, "CompileWait": int64(o.CompileWait), "BodyReadTimeout": int64(o.BodyReadTimeout), "MinBodyRate": int64(o.MinBodyRate),
+		"DeployWait": int64(o.DeployWait), "CompileConcurrency": int64(o.CompileConcurrency), "CompileMemory": o.CompileMemory, "CompileMemoryPerKey": o.CompileMemoryPerKey, "CompileWait": int64(o.CompileWait), "BodyReadTimeout": int64(o.BodyReadTimeout), "MinBodyRate": int64(o.MinBodyRate),
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("httpapi: Options.%s is negative", name))
@@ -243,6 +248,9 @@ func (o Options) withDefaults() Options {
 		o.CompileConcurrency = DefaultCompileConcurrency
 	}
 	def(&o.CompileMemory, DefaultCompileMemory)
+	if o.CompileMemoryPerKey == 0 {
+		o.CompileMemoryPerKey = max(1, o.CompileMemory/4)
+	}
 	if o.CompileWait == 0 {
 		o.CompileWait = DefaultCompileWait
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -25,6 +26,10 @@ type Server struct {
 	// compiles and compileBytes bound compiles server-wide: how many run,
 	// and the bytes their requests hold.
 	compiles, compileBytes *semaphore.Weighted
+	// compileHeld is the bytes of compile requests each key has in
+	// flight (Options.CompileMemoryPerKey).
+	compileMu   sync.Mutex
+	compileHeld map[string]int64
 	// runBytes bounds the bytes runs hold server-wide (Options.RunMemory).
 	runBytes *semaphore.Weighted
 }
@@ -44,7 +49,7 @@ func New(be Backend, opts *Options) (*Server, error) {
 	o = o.withDefaults()
 	s := &Server{be: be, opts: o, log: o.Logger, lim: newLimiter(o.RequestsPerMinute, o.ConcurrentRequests, o.Now),
 		compiles: semaphore.NewWeighted(int64(o.CompileConcurrency)), compileBytes: semaphore.NewWeighted(o.CompileMemory),
-		runBytes: semaphore.NewWeighted(o.RunMemory)}
+		runBytes: semaphore.NewWeighted(o.RunMemory), compileHeld: map[string]int64{}}
 	if o.RateShare != nil {
 		s.lim.admitted = o.RateShare.Admitted
 	}
