@@ -326,6 +326,14 @@ func TestCluster(t *testing.T) {
 			}
 			return fmt.Errorf("nodes %+v", entry.node.Nodes())
 		})
+		// The deployment pinned to the dead node says what it waits for.
+		eventually(t, 5*time.Second, "the pinned deployment waiting for its node", func() error {
+			info, err := entry.node.DeploymentInfo("long")
+			if err == nil && (info.Status != runtime.StatusLoading || info.Node != "" || !strings.Contains(info.Waiting, "pinned to node "+victim+", which is not answering")) {
+				err = fmt.Errorf("%s on %q, waiting %q", info.Status, info.Node, info.Waiting)
+			}
+			return err
+		})
 		if err := entry.node.Undeploy("long", owner); err != nil {
 			t.Fatal(err)
 		}

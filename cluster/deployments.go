@@ -209,6 +209,7 @@ func (n *Node) DeploymentInfo(id string) (runtime.DeploymentInfo, error) {
 	s, ok := n.specs[id]
 	l, leased := n.leaseOf[id]
 	_, mine := n.owned[id]
+	pinnedUp := n.up(s.Node)
 	n.mu.Unlock()
 	if !ok || mine {
 		info, err := n.rt.DeploymentInfo(id)
@@ -220,10 +221,19 @@ func (n *Node) DeploymentInfo(id string) (runtime.DeploymentInfo, error) {
 			return info, err
 		}
 	}
-	return n.remoteInfo(s, l, leased), nil
+	return n.remoteInfo(s, l, leased, pinnedUp), nil
 }
 
-func (n *Node) remoteInfo(s spec, l leaseEntry, leased bool) runtime.DeploymentInfo {
+// up tells whether a node has renewed its presence within LeaseTTL; n.mu
+// is held.
+func (n *Node) up(name string) bool {
+	seen, ok := n.aliveSeen[name]
+	return ok && time.Since(seen) < n.o.LeaseTTL
+}
+
+// remoteInfo reports a deployment this node does not run; pinnedUp is
+// whether the node it is pinned to, if any, is answering.
+func (n *Node) remoteInfo(s spec, l leaseEntry, leased, pinnedUp bool) runtime.DeploymentInfo {
 	info := runtime.DeploymentInfo{ID: s.ID, Status: runtime.StatusLoading, Created: s.Created, Replicas: s.Replicas,
 		MaxBatch: s.MaxBatch, Owner: s.Owner}
 	info.Model, _ = n.rt.Model(s.Model)
@@ -237,6 +247,15 @@ func (n *Node) remoteInfo(s spec, l leaseEntry, leased bool) runtime.DeploymentI
 		if l.Failure != "" {
 			info.Failure = errors.New(l.Failure)
 		}
+		return info
+	}
+	switch {
+	case s.Node != "" && !pinnedUp:
+		info.Waiting = fmt.Sprintf("pinned to node %s, which is not answering: it runs once that node is back (delete it and create it without node to run it elsewhere)", s.Node)
+	case s.Node != "":
+		info.Waiting = fmt.Sprintf("pinned to node %s, which has not started it yet", s.Node)
+	default:
+		info.Waiting = fmt.Sprintf("for a node with device %s to start it", s.Device)
 	}
 	return info
 }
@@ -255,7 +274,7 @@ func (n *Node) DeploymentInfos() []runtime.DeploymentInfo {
 			continue
 		}
 		l, leased := n.leaseOf[id]
-		byID[id] = n.remoteInfo(s, l, leased)
+		byID[id] = n.remoteInfo(s, l, leased, n.up(s.Node))
 	}
 	n.mu.Unlock()
 	out := make([]runtime.DeploymentInfo, 0, len(byID))

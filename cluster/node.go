@@ -590,8 +590,7 @@ func (n *Node) Nodes() []httpapi.NodeStatus {
 	defer n.mu.Unlock()
 	out := make([]httpapi.NodeStatus, 0, len(n.memberOf))
 	for name := range n.memberOf {
-		seen, ok := n.aliveSeen[name]
-		out = append(out, httpapi.NodeStatus{Name: name, Up: ok && time.Since(seen) < n.o.LeaseTTL, Self: name == n.o.Name})
+		out = append(out, httpapi.NodeStatus{Name: name, Up: n.up(name), Self: name == n.o.Name})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -82,7 +82,7 @@ func deploymentOf(d runtime.DeploymentInfo) *wire.Deployment {
 		ID: d.ID, Object: "deployment", Model: d.Model.ID,
 		Device: wire.Device{Name: d.Device.Name, Kind: string(d.Device.Kind), Vendor: d.Device.Vendor, Model: d.Device.Model},
 		Status: string(d.Status), Created: d.Created.Unix(), Replicas: d.Replicas, MaxBatchSize: d.MaxBatch,
-		Load: wire.DeploymentLoad{Active: d.Active, Queued: d.Queued}, OwnedBy: d.Owner, Node: d.Node,
+		Load: wire.DeploymentLoad{Active: d.Active, Queued: d.Queued}, OwnedBy: d.Owner, Node: d.Node, Waiting: d.Waiting,
 	}
 	if rec.OwnedBy == "" {
 		rec.OwnedBy = ownerSystem

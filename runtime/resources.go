@@ -426,6 +426,9 @@ type DeploymentInfo struct {
 	Owner string
 	// Node is the node that runs it, in a cluster; empty alone.
 	Node string
+	// Waiting says, in a cluster, what a deployment that runs nowhere
+	// waits for: a node it is pinned to that is not answering, say.
+	Waiting string
 	// Active and Queued are the sequences (or samples) in slots and
 	// waiting.
 	Active, Queued int

@@ -82,6 +82,8 @@ type Deployment struct {
 	OwnedBy string `json:"owned_by"`
 	// Node is the cluster node that runs it (a cluster only).
 	Node string `json:"node,omitempty"`
+	// Waiting says what a deployment that runs on no node waits for.
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // CreateDeploymentRequest places a model on a device (POST
