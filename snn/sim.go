@@ -111,7 +111,8 @@ type Simulator struct {
 	step              int64
 	total             Counters
 	last              Counters
-	pool              *pool // nil unless Options.Workers > 1
+	pool              *pool       // nil unless Options.Workers > 1
+	slots             *slotLayout // what SaveSlot saves; made on first use
 }
 
 // Port is an Input or Output node of a running simulator.
