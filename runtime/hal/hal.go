@@ -82,6 +82,21 @@ type SlotMasker interface {
 	SetActive(active []bool) error
 }
 
+// Snapshotter is an optional ability of an Instance: saving one slot's
+// state, and putting a saved state into a slot of any instance of the
+// same program on the same device, which then steps on exactly as the
+// saved slot would have. A server uses it to resume a conversation from
+// its state instead of reading its history again; an Instance without it
+// says, by not having it, that its callers must recompute.
+type Snapshotter interface {
+	// SaveSlot appends the slot's state to dst and returns it.
+	SaveSlot(dst []byte, slot int) ([]byte, error)
+	// LoadSlot sets the slot to a saved state. Bytes that are not a state
+	// of this program on this device return an error wrapping
+	// ErrSlotState, and leave the slot as Reset leaves it.
+	LoadSlot(slot int, state []byte) error
+}
+
 // Prober is an optional ability of an Instance: reading any node's
 // output after the last step (batch × the node's size), so that a
 // server can show which neurons fired. The slice is the instance's own
@@ -95,6 +110,7 @@ var (
 	ErrUnknownDevice = errors.New("hal: unknown device")
 	ErrClosed        = errors.New("hal: instance closed")
 	ErrDeviceFailed  = errors.New("hal: device failed")
+	ErrSlotState     = errors.New("hal: not a slot state of this program")
 )
 
 // Config opens a device by name. The zero value works.

@@ -11,6 +11,7 @@ package cpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -155,6 +156,28 @@ func (in *Instance) Reset(slot int) error {
 		return hal.ErrClosed
 	}
 	return in.sim.Reset(slot)
+}
+
+// SaveSlot appends one slot's state to dst (hal.Snapshotter).
+func (in *Instance) SaveSlot(dst []byte, slot int) ([]byte, error) {
+	if in.closed {
+		return dst, hal.ErrClosed
+	}
+	return in.sim.SaveSlot(dst, slot)
+}
+
+// LoadSlot puts a saved state into a slot (hal.Snapshotter).
+func (in *Instance) LoadSlot(slot int, state []byte) error {
+	if in.closed {
+		return hal.ErrClosed
+	}
+	if err := in.sim.LoadSlot(slot, state); err != nil {
+		if errors.Is(err, snn.ErrSlotState) {
+			return fmt.Errorf("%w: %w", hal.ErrSlotState, err)
+		}
+		return err
+	}
+	return nil
 }
 
 // Close releases the simulator.

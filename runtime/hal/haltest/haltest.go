@@ -79,6 +79,7 @@ func Run(t *testing.T, b Backend) {
 		b.Unreadable = 1e6
 	}
 	t.Run("IdleSlots", func(t *testing.T) { idleSlots(t, b) })
+	t.Run("Snapshots", func(t *testing.T) { snapshots(t, b) })
 	open := func(t *testing.T) hal.Device {
 		t.Helper()
 		d, err := b.Open()
@@ -320,5 +321,72 @@ func idleSlots(t *testing.T, b Backend) {
 	}
 	if err := masker.SetActive([]bool{true}); !errors.Is(err, snn.ErrInputSize) {
 		t.Errorf("one flag for a batch of two: %v", err)
+	}
+}
+
+// snapshots saves a slot of one instance part way and loads it into
+// another slot of another instance, whose own slot had a history: the
+// loaded slot steps on exactly as the saved one does, and bytes that are
+// not a state are refused with hal.ErrSlotState. An instance without
+// hal.Snapshotter skips it.
+func snapshots(t *testing.T, b Backend) {
+	ctx := context.Background()
+	d, err := b.Open()
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	p := b.Program(nIn, nOut)
+	load := func() hal.Instance {
+		in, err := d.Load(ctx, p, 2)
+		if err != nil {
+			t.Fatalf("load: %v", err)
+		}
+		t.Cleanup(func() { in.Close() })
+		return in
+	}
+	first, second := load(), load()
+	fs, ok := first.(hal.Snapshotter)
+	if !ok {
+		t.Skip("the instance cannot save slots (no hal.Snapshotter)")
+	}
+	ss := second.(hal.Snapshotter)
+	step := func(in hal.Instance, s int) {
+		x := append(drive(s)[:nIn:nIn], drive(s + 500)[:nIn]...)
+		if err := in.Step(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for s := range 20 {
+		step(first, s)
+		step(second, s+100)
+	}
+	state, err := fs.SaveSlot(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.LoadSlot(1, state); err != nil {
+		t.Fatal(err)
+	}
+	for s := 20; s < 48; s++ {
+		// The saved slot sees inputs drive(s); slot 1 of second the same.
+		x := append(drive(s)[:nIn:nIn], drive(s + 500)[:nIn]...)
+		y := append(drive(s + 900)[:nIn:nIn], drive(s)[:nIn]...)
+		if err := first.Step(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+		if err := second.Step(ctx, y); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := second.Output(0)[nOut:], first.Output(0)[:nOut]; !slices.Equal(got, want) {
+			t.Fatalf("step %d: the loaded slot gives %v, the saved one %v", s, got, want)
+		}
+	}
+	for _, bad := range [][]byte{nil, state[:len(state)-1], append(slices.Clone(state), 1)} {
+		if err := ss.LoadSlot(0, bad); !errors.Is(err, hal.ErrSlotState) {
+			t.Errorf("%d bytes of a %d-byte state: %v, want hal.ErrSlotState", len(bad), len(state), err)
+		}
+	}
+	if _, err := fs.SaveSlot(nil, 2); err == nil {
+		t.Error("SaveSlot out of range accepted")
 	}
 }

@@ -28,6 +28,7 @@ package mock
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -139,6 +140,33 @@ func (in *instance) Reset(slot int) error {
 		return fmt.Errorf("mock: Reset: slot %d outside [0, %d)", slot, in.batch)
 	}
 	in.hash[slot] = seed
+	return nil
+}
+
+// mockStateMagic opens a mock slot state: then the slot's hash.
+const mockStateMagic = "MOCK"
+
+// SaveSlot appends the slot's hash (hal.Snapshotter): a mock's whole
+// state, so that resumed conversations are checked on mock devices too.
+func (in *instance) SaveSlot(dst []byte, slot int) ([]byte, error) {
+	if in.closed {
+		return dst, hal.ErrClosed
+	}
+	if slot < 0 || slot >= in.batch {
+		return dst, fmt.Errorf("mock: SaveSlot: slot %d outside [0, %d)", slot, in.batch)
+	}
+	return binary.LittleEndian.AppendUint64(append(dst, mockStateMagic...), in.hash[slot]), nil
+}
+
+// LoadSlot sets the slot's hash from a saved state.
+func (in *instance) LoadSlot(slot int, state []byte) error {
+	if err := in.Reset(slot); err != nil {
+		return err
+	}
+	if len(state) != len(mockStateMagic)+8 || string(state[:len(mockStateMagic)]) != mockStateMagic {
+		return fmt.Errorf("%w: mock: %d bytes are not a mock slot state", hal.ErrSlotState, len(state))
+	}
+	in.hash[slot] = binary.LittleEndian.Uint64(state[len(mockStateMagic):])
 	return nil
 }
 
