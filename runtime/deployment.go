@@ -35,15 +35,19 @@ type Deployment struct {
 	// program's own (the built-in models').
 	Owner string
 
-	bytes    int64 // the state its replicas hold (deploymentBytes)
-	rt       *Runtime
-	spec     DeploymentSpec
-	queue    chan *seq    // a language model's sequences
-	runq     chan *sample // a network's samples
-	submitMu sync.Mutex
-	done     chan struct{}
-	loaded   chan struct{} // closed when loading ends, either way
-	wg       sync.WaitGroup
+	bytes int64 // the state its replicas hold (deploymentBytes)
+	// serial tells deployments apart in the prefix cache, IDs being
+	// reusable; snapshots says its instances save slots.
+	serial    uint64
+	snapshots bool
+	rt        *Runtime
+	spec      DeploymentSpec
+	queue     chan *seq    // a language model's sequences
+	runq      chan *sample // a network's samples
+	submitMu  sync.Mutex
+	done      chan struct{}
+	loaded    chan struct{} // closed when loading ends, either way
+	wg        sync.WaitGroup
 
 	// What a network's run reads of its output layer.
 	spikingOutput bool
@@ -74,7 +78,7 @@ func newDeployment(r *Runtime, spec DeploymentSpec, m *Model, caps hal.Capabilit
 	}
 	d := &Deployment{
 		ID: spec.ID, Model: m, Device: caps, MaxBatch: spec.MaxBatch, Replicas: spec.Replicas, Created: r.opts.Now(), Owner: spec.Owner,
-		rt: r, spec: spec, done: make(chan struct{}), loaded: make(chan struct{}), status: StatusLoading,
+		rt: r, spec: spec, done: make(chan struct{}), loaded: make(chan struct{}), status: StatusLoading, serial: r.serials.Add(1),
 		bytes: deploymentBytes(m.Program, spec.MaxBatch, spec.Replicas),
 	}
 	if m.IsLanguageModel() {
@@ -193,6 +197,7 @@ func (d *Deployment) load(ctx context.Context, dev hal.Device) ([]hal.Instance, 
 			return fail(fmt.Errorf("%w: deploying %q: the loaded program has %d inputs and %d outputs; a deployment serves networks with one of each",
 				compile.ErrUnsupported, d.Model.ID, len(in.Inputs()), len(in.Outputs())))
 		}
+		_, d.snapshots = in.(hal.Snapshotter)
 		if _, ok := in.(interface{ Simulator() *snn.Simulator }); ok && d.outputNeuron != "" {
 			d.membrane = true
 		}
@@ -203,6 +208,9 @@ func (d *Deployment) load(ctx context.Context, dev hal.Device) ([]hal.Instance, 
 func (d *Deployment) stop() {
 	d.stopOnce.Do(func() { close(d.done) })
 	d.wg.Wait()
+	if c := d.rt.cache; c != nil {
+		c.drop(d.cachePrefix())
+	}
 	// Nothing serves any more: fail what is still queued.
 	for {
 		select {
@@ -269,6 +277,7 @@ type worker struct {
 	active int
 	masker hal.SlotMasker // nil when the instance steps every slot
 	on     []bool
+	snap   hal.Snapshotter // nil when the instance cannot save slots
 	// probe reads the spiking layers' outputs for sequences that asked
 	// for their activity; nil when the device cannot.
 	probe  hal.Prober
@@ -313,6 +322,7 @@ func newWorker(d *Deployment, in hal.Instance) *worker {
 	if m, ok := in.(hal.SlotMasker); ok {
 		w.masker, w.on = m, make([]bool, in.Batch())
 	}
+	w.snap, _ = in.(hal.Snapshotter)
 	return w
 }
 
@@ -337,7 +347,7 @@ func (w *worker) run() {
 // admit fills free slots from the queue, blocking while no sequence is
 // active. It returns false when the deployment stops.
 func (w *worker) admit() bool {
-	_, ok := admit(w.d.queue, w.d.done, w.slots, func(i int) { w.inst.Reset(i) }, w.setActive)
+	_, ok := admit(w.d.queue, w.d.done, w.slots, w.enter, w.setActive)
 	return ok
 }
 
@@ -461,11 +471,33 @@ func (w *worker) tick() error {
 			continue
 		}
 		s.stats.add(st)
-		if s.advance(out[i*w.vocab : (i+1)*w.vocab]) {
-			w.free(i)
+		s.fed++
+		if s.closing != nil {
+			s.activity = nil
+			if s.fed == len(s.closing) {
+				w.saveTurn(i, s)
+				w.free(i)
+			}
+			continue
+		}
+		last := s.pos == len(s.prompt)-1 // this tick read the prompt's last token
+		done := s.advance(out[i*w.vocab : (i+1)*w.vocab])
+		if last && s.lead && (s.req.SaveState || w.caching(s)) {
+			data := w.checkpoint(i, s, s.prompt)
+			if s.req.SaveState {
+				s.promptState = data
+			}
+		}
+		if done {
+			w.finished(i, s)
 		}
 	}
 	return nil
+}
+
+// caching reports whether the sequence's states go to the prefix cache.
+func (w *worker) caching(s *seq) bool {
+	return w.snap != nil && w.d.rt.cache != nil && !s.req.NoCache
 }
 
 // recordActivity adds the neurons that fired in this step to the

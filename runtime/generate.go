@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +86,10 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 			return nil, &ParamError{"logit_bias", fmt.Sprintf("token %d is not in the vocabulary of %d", id, m.Tokenizer.VocabSize())}
 		}
 	}
+	points, err := r.resumePoints(d, req, prompts)
+	if err != nil {
+		return nil, err
+	}
 	n := max(req.N, 1)
 	total := n * len(prompts)
 	caller := ctx
@@ -92,6 +97,9 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 	defer cancel()
 	rs := &reqState{notify: make(chan struct{}, 1), remaining: total, start: start, now: r.opts.Now, streaming: fn != nil}
 	seqs := newSeqs(ctx, req, prompts, m, rs)
+	for i, s := range seqs {
+		s.resume = points[i/n]
+	}
 	q := &promptQueue{d: d, rs: rs, seqs: seqs, n: n}
 	if err := q.submit(); err != nil {
 		if q.queued > 0 {
@@ -177,7 +185,11 @@ func (r *Runtime) generate(ctx context.Context, req *Request, fn func(Event) err
 		if s.scores {
 			res.Prompts[i/n].Logprobs = s.promptLogprobs
 		}
+		if i%n == 0 {
+			res.Usage.CachedTokens += s.cached
+		}
 	}
+	res.State = seqs[0].state
 	res.PromptLogprobs = res.Prompts[0].Logprobs
 	res.Usage.TotalTokens = res.Usage.PromptTokens + res.Usage.CompletionTokens
 	res.Stats.Latency = r.opts.Now().Sub(start)
@@ -211,6 +223,7 @@ func newSeqs(ctx context.Context, req *Request, prompts [][]int, m *Model, rs *r
 		}
 		for i := range n {
 			seqs[p*n+i] = newSeq(ctx, req, p*n+i, i == 0, prompt, m, rs, seed+uint64(i)*0x632be59bd9b4e019, stopIDs)
+			seqs[p*n+i].lead = i == 0
 		}
 	}
 	return seqs
@@ -374,6 +387,17 @@ type seq struct {
 	err            error
 	finished       bool
 	finishReason   FinishReason
+
+	// Resuming and saving states (conversation.go).
+	lead        bool        // the first choice of its prompt: it leaves the prompt's state in the cache
+	resume      resumePoint // where it starts
+	fed         int         // tokens read: of the prompt and answer, or of closing when set
+	cached      int         // prompt tokens resumed instead of read
+	canSave     bool        // its device saves states (hal.Snapshotter)
+	held        bool        // its answer is complete, but it is not counted finished until its turn is saved
+	closing     []int       // the closed turn's tokens, read after the answer (Request.SaveState)
+	promptState []byte      // the state after the prompt, kept to close a turn from
+	state       *State
 }
 
 func newSeq(ctx context.Context, req *Request, choice int, first bool, prompt []int, m *Model, rs *reqState, seed uint64, stopIDs []int) *seq {
@@ -394,6 +418,9 @@ func newSeq(ctx context.Context, req *Request, choice int, first bool, prompt []
 
 // input is the token to present at the next tick.
 func (s *seq) input() int {
+	if s.closing != nil {
+		return s.closing[s.fed]
+	}
 	if s.pos < len(s.prompt) {
 		return s.prompt[s.pos]
 	}
@@ -514,7 +541,7 @@ func (s *seq) emit(final bool) {
 	if final {
 		ev.FinishReason = s.finishReason
 	}
-	s.rs.push(ev, final)
+	s.rs.push(ev, final && !s.held)
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
@@ -522,7 +549,25 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 func (s *seq) finish(reason FinishReason) {
 	s.finishReason = reason
 	s.finished = true
+	s.held = s.req.SaveState && s.canSave
 	s.emit(true)
+}
+
+// read returns the tokens the sequence has read: its prompt's, then its
+// answer's.
+func (s *seq) read() []int {
+	if s.fed <= len(s.prompt) {
+		return s.prompt[:s.fed]
+	}
+	return append(slices.Clip(s.prompt), s.generated[:s.fed-len(s.prompt)]...)
+}
+
+// release counts a held sequence finished.
+func (s *seq) release() {
+	if s.held {
+		s.held = false
+		s.rs.drop(1)
+	}
 }
 
 // expired fails the sequence if its caller has gone (cancelled while
@@ -538,6 +583,7 @@ func (s *seq) expired() bool {
 // fail ends the sequence with an error.
 func (s *seq) fail(err error) {
 	if s.finished {
+		s.release() // a turn being closed: the answer stands, without its state
 		return
 	}
 	s.err = err

@@ -50,6 +50,23 @@ type Request struct {
 	// API call.
 	Principal string
 	Endpoint  string
+
+	// Resume, when set, is a conversation's state to start from: when
+	// the prompt's tokens extend Resume.Tokens, only the tokens after
+	// them are read. A state another model made is a *ParamError naming
+	// "model"; one made by another deployment, or whose tokens the
+	// prompt does not extend, is not used, and the prompt is read whole.
+	// The result is the same either way.
+	Resume *State
+	// SaveState asks for Result.State: the state after the conversation
+	// of Messages and the answer, the answer's turn closed as the chat
+	// template closes an assistant's turn, so that the next turn resumes
+	// from it. It needs Messages and one choice; a deployment whose
+	// device cannot save states (hal.Snapshotter) returns none.
+	SaveState bool
+	// NoCache keeps the request out of the prefix-state cache: it
+	// neither resumes from a cached state nor leaves one.
+	NoCache bool
 }
 
 // Event is a piece of a streamed completion.
@@ -104,6 +121,9 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CachedTokens are the prompt tokens resumed from a state (Resume or
+	// the prefix-state cache) instead of read.
+	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
 // Result is a finished request.
@@ -122,6 +142,8 @@ type Result struct {
 	// request of Prompt or Messages.
 	Prompts []PromptResult
 	Stats   Stats
+	// State is the conversation's state after the turn (Request.SaveState).
+	State *State
 }
 
 // PromptResult is a prompt as the model read it.
@@ -295,6 +317,10 @@ func checkRequest(req *Request) error {
 		return &ParamError{"stop", fmt.Sprintf("%d stop sequences, at most %d", len(req.Stop), MaxStops)}
 	case req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs:
 		return &ParamError{"top_logprobs", fmt.Sprintf("%d is outside [0, %d]", req.TopLogprobs, MaxTopLogprobs)}
+	case req.SaveState && req.Messages == nil:
+		return &ParamError{"messages", "saving a conversation's state needs its messages"}
+	case req.SaveState && req.N > 1:
+		return &ParamError{"n", "saving a conversation's state needs one choice"}
 	}
 	for _, st := range req.Stop {
 		if st == "" {

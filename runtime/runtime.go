@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neuro-go/neuro/compile"
@@ -63,6 +64,11 @@ type Options struct {
 	// Quota bounds what each owner may keep (networks, their bytes,
 	// deployments); zero fields take the defaults.
 	Quota Quota
+	// PrefixCacheBytes bounds the prefix-state cache: the states of
+	// language models after earlier requests' prompts and answers, from
+	// which a request whose prompt extends one resumes. Least recently
+	// used states go first. Default 256 MiB; negative disables the cache.
+	PrefixCacheBytes int64
 	// Now is the clock; default time.Now. Tests set it.
 	Now func() time.Time
 }
@@ -137,7 +143,12 @@ type Runtime struct {
 	// the quota together.
 	reserved map[string]reservation
 	draining sync.WaitGroup // deleted deployments finishing their work
+	cache    *prefixCache   // nil when disabled
+	serials  atomic.Uint64  // of deployments (Deployment.serial)
 }
+
+// DefaultPrefixCacheBytes is Options.PrefixCacheBytes' default.
+const DefaultPrefixCacheBytes = 256 << 20
 
 // New returns an empty runtime.
 func New(opts *Options) *Runtime {
@@ -164,8 +175,23 @@ func New(opts *Options) *Runtime {
 		models: map[string]*Model{}, aliases: map[string]string{}, deps: map[string]*Deployment{},
 		telemetry: newTelemetry(o.TelemetryRecords, o.Now), reserved: map[string]reservation{},
 	}
+	if o.PrefixCacheBytes == 0 {
+		o.PrefixCacheBytes = DefaultPrefixCacheBytes
+	}
+	if o.PrefixCacheBytes > 0 {
+		r.cache = newPrefixCache(o.PrefixCacheBytes)
+	}
 	r.loadNetworks()
 	return r
+}
+
+// CacheStats reports the prefix-state cache; the zero value when it is
+// disabled.
+func (r *Runtime) CacheStats() CacheStats {
+	if r.cache == nil {
+		return CacheStats{}
+	}
+	return r.cache.snapshot()
 }
 
 // Telemetry returns the runtime's telemetry store.
