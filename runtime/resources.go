@@ -40,6 +40,14 @@ type Quota struct {
 	// ServerDeploymentBytes bounds the same of all owners' deployments
 	// together (the program's own are not counted). Default 8 GiB.
 	ServerDeploymentBytes int64
+	// Responses and ResponseBytes bound an owner's stored responses
+	// (StoreResponse): how many, and their bytes as stored, states
+	// included. Defaults 1,000 and 128 MiB.
+	Responses     int
+	ResponseBytes int64
+	// ResponseTTL is how long a stored response is kept. Default 30
+	// days.
+	ResponseTTL time.Duration
 }
 
 // Defaults of Quota.
@@ -49,6 +57,9 @@ const (
 	DefaultQuotaDeployments           = 16
 	DefaultQuotaDeploymentBytes       = 2 << 30
 	DefaultQuotaServerDeploymentBytes = 8 << 30
+	DefaultQuotaResponses             = 1000
+	DefaultQuotaResponseBytes         = 128 << 20
+	DefaultResponseTTL                = 30 * 24 * time.Hour
 )
 
 func (q Quota) withDefaults() Quota {
@@ -66,6 +77,15 @@ func (q Quota) withDefaults() Quota {
 	}
 	if q.ServerDeploymentBytes == 0 {
 		q.ServerDeploymentBytes = DefaultQuotaServerDeploymentBytes
+	}
+	if q.Responses == 0 {
+		q.Responses = DefaultQuotaResponses
+	}
+	if q.ResponseBytes == 0 {
+		q.ResponseBytes = DefaultQuotaResponseBytes
+	}
+	if q.ResponseTTL <= 0 {
+		q.ResponseTTL = DefaultResponseTTL
 	}
 	return q
 }

@@ -141,10 +141,11 @@ type Runtime struct {
 	// reserved counts compiles past their quota check and not yet
 	// registered, per owner, so that concurrent compiles cannot overrun
 	// the quota together.
-	reserved map[string]reservation
-	draining sync.WaitGroup // deleted deployments finishing their work
-	cache    *prefixCache   // nil when disabled
-	serials  atomic.Uint64  // of deployments (Deployment.serial)
+	reserved  map[string]reservation
+	draining  sync.WaitGroup // deleted deployments finishing their work
+	cache     *prefixCache   // nil when disabled
+	responses *responseStore
+	serials   atomic.Uint64 // of deployments (Deployment.serial)
 }
 
 // DefaultPrefixCacheBytes is Options.PrefixCacheBytes' default.
@@ -182,6 +183,7 @@ func New(opts *Options) *Runtime {
 		r.cache = newPrefixCache(o.PrefixCacheBytes)
 	}
 	r.loadNetworks()
+	r.loadResponses()
 	return r
 }
 
