@@ -254,6 +254,78 @@ func TestCluster(t *testing.T) {
 	})
 
 	var victim string
+	t.Run("a conversation started on one node continues on another", func(t *testing.T) {
+		const who = "dave"
+		turn := chatRequest("chat-a")
+		turn.Principal, turn.SaveState, turn.Sampling.Temperature = who, true, 0
+		first, err := b.node.Generate(ctx, turn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.State == nil || len(first.State.Data) == 0 {
+			t.Fatal("the routed turn brought back no state")
+		}
+		msgs := append(turn.Messages, tokenizer.Message{Role: "assistant", Content: runtime.ValidText(first.Choices[0].Text)},
+			tokenizer.Message{Role: "user", Content: "and then?"})
+		rec := &runtime.StoredResponse{ID: runtime.NewResponseID("resp_"), Owner: who, Created: time.Now(), Model: "neuro-1-lite",
+			Deployment: "chat-a", Messages: msgs[:2], Object: []byte(`{}`), State: first.State}
+		if err := b.node.StoreResponse(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.node.Response(ctx, rec.ID, who)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.node.Response(ctx, rec.ID, owner); !errors.Is(err, runtime.ErrResponseNotFound) {
+			t.Fatalf("another owner's response: %v", err)
+		}
+		next := &runtime.Request{Deployment: "chat-a", Messages: msgs, MaxTokens: 8, Resume: got.State, Principal: who, NoCache: true}
+		resumed, err := c.node.Generate(ctx, next, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := *next
+		whole.Resume = nil
+		direct, err := a.rt.Generate(ctx, &whole, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resumed.Choices[0].Text != direct.Choices[0].Text || resumed.Usage.CachedTokens != len(got.State.Tokens) || direct.Usage.CachedTokens != 0 {
+			t.Fatalf("resumed on c %q (%d cached), whole on a %q", resumed.Choices[0].Text, resumed.Usage.CachedTokens, direct.Choices[0].Text)
+		}
+		// The quota holds cluster-wide, against two nodes storing at once.
+		if err := a.node.SetQuota(ctx, runtime.Quota{Responses: 3}); err != nil {
+			t.Fatal(err)
+		}
+		defer a.node.SetQuota(ctx, runtime.Quota{})
+		errs := make(chan error, 6)
+		for i := range 6 {
+			go func() {
+				n := []*testNode{b, c}[i%2]
+				r := *rec
+				r.ID = runtime.NewResponseID("resp_")
+				errs <- n.node.StoreResponse(ctx, &r)
+			}()
+		}
+		stored := 0
+		for range 6 {
+			if err := <-errs; err == nil {
+				stored++
+			} else if !errors.Is(err, runtime.ErrQuota) {
+				t.Fatal(err)
+			}
+		}
+		if stored != 2 {
+			t.Fatalf("%d stored past a quota of 3 with 1 already stored, want 2", stored)
+		}
+		if err := c.node.DeleteResponse(ctx, rec.ID, who); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.node.CheckResponseQuota(who); err != nil {
+			t.Fatalf("after a deletion: %v", err)
+		}
+	})
+
 	t.Run("node killed: its deployment moves", func(t *testing.T) {
 		info, _ := c.node.DeploymentInfo("digits.1")
 		victim = info.Node

@@ -119,6 +119,7 @@ type Node struct {
 	tel *runtime.Telemetry // the cluster's records
 
 	nets, deps, leases, alive, members, keys, config jetstream.KeyValue
+	responses, respUse                               jetstream.KeyValue // stored responses (responses.go)
 	programs                                         jetstream.ObjectStore
 
 	ctx    context.Context // ends when the node leaves
@@ -336,6 +337,14 @@ func (n *Node) open(ctx context.Context) error {
 		return err
 	}
 	if n.config, err = kv("config", 0); err != nil {
+		return err
+	}
+	// A stored response's own expiry is checked when it is read; the
+	// bucket's TTL removes it in the end.
+	if n.responses, err = kv("responses", n.rt.Quota().ResponseTTL); err != nil {
+		return err
+	}
+	if n.respUse, err = kv("response_use", 0); err != nil {
 		return err
 	}
 	err = retry(ctx, func(ctx context.Context) (err error) {

@@ -145,7 +145,7 @@ func (r reply) MarshalJSON() ([]byte, error) {
 	}
 	if res := r.Result; res != nil {
 		rm := &resultMsg{Model: res.Model, Deployment: res.Deployment, Usage: res.Usage, PromptTokens: res.PromptTokens,
-			PromptLogprobs: logprobsMsg(res.PromptLogprobs), Stats: res.Stats}
+			PromptLogprobs: logprobsMsg(res.PromptLogprobs), Stats: res.Stats, State: res.State}
 		for _, c := range res.Choices {
 			rm.Choices = append(rm.Choices, choiceMsg{Index: c.Index, Text: []byte(c.Text), Tokens: c.Tokens, Logprobs: logprobsMsg(c.Logprobs), Finish: c.FinishReason})
 		}
@@ -179,7 +179,7 @@ func (r *reply) UnmarshalJSON(b []byte) error {
 	}
 	if rm := m.Result; rm != nil {
 		res := &runtime.Result{Model: rm.Model, Deployment: rm.Deployment, Usage: rm.Usage, PromptTokens: rm.PromptTokens,
-			PromptLogprobs: logprobsOf(rm.PromptLogprobs), Stats: rm.Stats}
+			PromptLogprobs: logprobsOf(rm.PromptLogprobs), Stats: rm.Stats, State: rm.State}
 		for _, c := range rm.Choices {
 			res.Choices = append(res.Choices, runtime.Choice{Index: c.Index, Text: string(c.Text), Tokens: c.Tokens, Logprobs: logprobsOf(c.Logprobs), FinishReason: c.Finish})
 		}
@@ -218,14 +218,15 @@ type logprobMsg struct {
 }
 
 type resultMsg struct {
-	Model          string        `json:"model"`
-	Deployment     string        `json:"deployment"`
-	Choices        []choiceMsg   `json:"choices"`
-	Usage          runtime.Usage `json:"usage"`
-	PromptTokens   []int         `json:"prompt_tokens,omitempty"`
-	PromptLogprobs []logprobMsg  `json:"prompt_logprobs,omitempty"`
-	Prompts        []promptMsg   `json:"prompts,omitempty"`
-	Stats          runtime.Stats `json:"stats"`
+	Model          string         `json:"model"`
+	Deployment     string         `json:"deployment"`
+	Choices        []choiceMsg    `json:"choices"`
+	Usage          runtime.Usage  `json:"usage"`
+	PromptTokens   []int          `json:"prompt_tokens,omitempty"`
+	PromptLogprobs []logprobMsg   `json:"prompt_logprobs,omitempty"`
+	Prompts        []promptMsg    `json:"prompts,omitempty"`
+	Stats          runtime.Stats  `json:"stats"`
+	State          *runtime.State `json:"state,omitempty"`
 }
 
 type choiceMsg struct {

@@ -51,6 +51,15 @@ type Backend interface {
 	// Telemetry.
 	Run(ctx context.Context, req *runtime.RunRequest) (*runtime.RunResult, error)
 	Telemetry() *runtime.Telemetry
+	// CheckResponseQuota reports, wrapping runtime.ErrQuota, whether an
+	// owner may store no more responses; StoreResponse keeps one (within
+	// the quota), Response and DeleteResponse find and delete an
+	// owner's. One that is not there for the owner (never stored,
+	// another's, expired, deleted) wraps runtime.ErrResponseNotFound.
+	CheckResponseQuota(owner string) error
+	StoreResponse(ctx context.Context, rec *runtime.StoredResponse) error
+	Response(ctx context.Context, id, owner string) (*runtime.StoredResponse, error)
+	DeleteResponse(ctx context.Context, id, owner string) error
 }
 
 var _ Backend = (*runtime.Runtime)(nil)

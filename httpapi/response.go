@@ -139,6 +139,7 @@ func addUsage(u *wire.Usage, res *runtime.Result) {
 	u.PromptTokens += res.Usage.PromptTokens
 	u.CompletionTokens += res.Usage.CompletionTokens
 	u.TotalTokens += res.Usage.TotalTokens
+	u.PromptTokensDetails.CachedTokens += res.Usage.CachedTokens
 	u.Neuromorphic.Timesteps += res.Stats.Timesteps
 	u.Neuromorphic.Spikes += res.Stats.Spikes
 	u.Neuromorphic.SynapticOps += res.Stats.SynapticOps

@@ -76,6 +76,8 @@ const (
 	epCompletions    = "/v1/completions"
 	epCompile        = "/v1/compile"
 	epTelemetry      = "/v1/telemetry"
+	epResponses      = "/v1/responses"
+	epResponse       = "/v1/responses/{response_id}"
 	epUnknown        = "unknown"
 )
 
@@ -110,6 +112,8 @@ func (s *Server) routes() http.Handler {
 	route(epCompletions, true, "POST", s.handleCompletions)
 	route(epCompile, true, "POST", s.handleCompile)
 	route(epTelemetry, true, "GET", s.handleTelemetry)
+	route(epResponses, true, "POST", s.handleCreateResponse)
+	route(epResponse, true, "GET", s.handleGetResponse, "DELETE", s.handleDeleteResponse)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("not_found", "no route %s %s", r.Method, r.URL.Path))
 	})

@@ -292,6 +292,9 @@ func (st *sse) finish(usage *wire.Usage) {
 		b = strconv.AppendInt(b, int64(usage.CompletionTokens), 10)
 		b = append(b, `,"total_tokens":`...)
 		b = strconv.AppendInt(b, int64(usage.TotalTokens), 10)
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(usage.PromptTokensDetails.CachedTokens), 10)
+		b = append(b, '}')
 		n := usage.Neuromorphic
 		b = append(b, `,"neuromorphic":{"timesteps":`...)
 		b = strconv.AppendInt(b, n.Timesteps, 10)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/neuro-go/neuro/tokenizer"
 )
@@ -137,7 +139,7 @@ func (w *worker) finished(i int, s *seq) {
 // reports whether tokens remain to read; when none do, the state is
 // saved at once.
 func (w *worker) closeTurn(i int, s *seq) bool {
-	msgs := append(slices.Clip(s.req.Messages), tokenizer.Message{Role: "assistant", Content: s.text.String()})
+	msgs := append(slices.Clip(s.req.Messages), tokenizer.Message{Role: "assistant", Content: ValidText(s.text.String())})
 	turn, err := s.model.Tokenizer.EncodeChat(msgs, false)
 	if err != nil {
 		s.release()
@@ -171,6 +173,27 @@ func (w *worker) saveTurn(i int, s *seq) {
 		s.state = &State{Model: d.Model.ID, Deployment: d.ID, Device: d.stateDevice(), Tokens: s.closing, Data: data}
 	}
 	s.release()
+}
+
+// ValidText is text as a client reads it from JSON: each byte that is not
+// part of valid UTF-8 becomes U+FFFD, as encoding/json writes it. A turn
+// is closed on the answer's ValidText, so that the conversation a client
+// sends back, the answer as it read it, extends the turn's state.
+func ValidText(text string) string {
+	if utf8.ValidString(text) {
+		return text
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(text[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func commonPrefix(a, b []int) int {

@@ -70,7 +70,7 @@ func TestConversationResumes(t *testing.T) {
 				t.Fatalf("turn %d: resuming took %d timesteps, reading it whole %d", turn, got.Stats.Timesteps, want.Stats.Timesteps)
 			}
 		}
-		msgs = append(msgs, tokenizer.Message{Role: "assistant", Content: got.Choices[0].Text})
+		msgs = append(msgs, tokenizer.Message{Role: "assistant", Content: ValidText(got.Choices[0].Text)})
 		state = got.State
 		closed, _ := testTok.EncodeChat(msgs, false)
 		if state == nil || !slices.Equal(state.Tokens, closed) {
@@ -145,7 +145,7 @@ func TestPrefixCacheSameResult(t *testing.T) {
 		if other.Usage.CachedTokens != 0 && turn == 0 {
 			t.Fatalf("turn %d: another principal resumed %d tokens of alice's", turn, other.Usage.CachedTokens)
 		}
-		msgs = append(msgs, tokenizer.Message{Role: "assistant", Content: got.Choices[0].Text})
+		msgs = append(msgs, tokenizer.Message{Role: "assistant", Content: ValidText(got.Choices[0].Text)})
 	}
 	st := on.CacheStats()
 	if st.Hits == 0 || st.ResumedTokens == 0 || st.Bytes == 0 || st.Bytes > st.Budget || st.Entries == 0 {

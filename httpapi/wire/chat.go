@@ -77,10 +77,18 @@ type ChatCompletionRequest struct {
 // Usage counts the tokens of a request and, in Neuromorphic, what the
 // answer cost the device (an extension OpenAI clients ignore).
 type Usage struct {
-	PromptTokens     int               `json:"prompt_tokens"`
-	CompletionTokens int               `json:"completion_tokens"`
-	TotalTokens      int               `json:"total_tokens"`
-	Neuromorphic     NeuromorphicUsage `json:"neuromorphic"`
+	PromptTokens        int                 `json:"prompt_tokens"`
+	CompletionTokens    int                 `json:"completion_tokens"`
+	TotalTokens         int                 `json:"total_tokens"`
+	PromptTokensDetails PromptTokensDetails `json:"prompt_tokens_details"`
+	Neuromorphic        NeuromorphicUsage   `json:"neuromorphic"`
+}
+
+// PromptTokensDetails splits the prompt tokens: CachedTokens were resumed
+// from the state an earlier request left (the prefix-state cache)
+// instead of read.
+type PromptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // NeuromorphicUsage is what a completion cost the device: timesteps,
