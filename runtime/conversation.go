@@ -40,8 +40,10 @@ type resumePoint struct {
 // program: its device and the device's settings.
 func (d *Deployment) stateDevice() string {
 	s := d.Device.Name
-	if d.spec.Precision != "" {
-		s += "/" + d.spec.Precision
+	for _, x := range []string{d.Device.Model, d.spec.Precision} {
+		if x != "" {
+			s += "/" + x
+		}
 	}
 	return s
 }
