@@ -204,3 +204,19 @@ func validKeyToken(s string) bool {
 	}
 	return true
 }
+
+// CacheStats reports this node's prefix-state cache: each node keeps its
+// own.
+func (n *Node) CacheStats() runtime.CacheStats { return n.rt.CacheStats() }
+
+// ResponseStats reports the responses stored in the cluster and their
+// bytes, as the bucket counts them.
+func (n *Node) ResponseStats() (count int, bytes int64) {
+	ctx, cancel := n.opCtx()
+	defer cancel()
+	st, err := n.responses.Status(ctx)
+	if err != nil {
+		return 0, 0
+	}
+	return int(st.Values()), int64(st.Bytes())
+}

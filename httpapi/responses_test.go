@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuro-go/neuro/httpapi/prom"
 	"github.com/neuro-go/neuro/httpapi/wire"
 	"github.com/neuro-go/neuro/runtime"
 )
@@ -194,9 +195,13 @@ func TestResponsesStream(t *testing.T) {
 }
 
 // TestChatCachedTokens: chat completions report the prompt tokens the
-// prefix-state cache resumed, in usage.prompt_tokens_details.
+// prefix-state cache resumed, in usage.prompt_tokens_details, and so do
+// the caller's telemetry and /metrics.
 func TestChatCachedTokens(t *testing.T) {
-	s := newTestServer(t, newTestRuntime(t, nil, 4), nil)
+	rt := newTestRuntime(t, nil, 4)
+	metrics := prom.New()
+	metrics.WatchStates(rt)
+	s := newTestServer(t, rt, &Options{Metrics: metrics})
 	msgs := []map[string]string{{"role": "user", "content": "Tell me about the sea."}}
 	w := do(s, "POST", "/v1/chat/completions", keyAlice, map[string]any{"model": "neuro-1-lite", "messages": msgs, "max_tokens": 6, "temperature": 0})
 	var first wire.ChatCompletion
@@ -217,5 +222,17 @@ func TestChatCachedTokens(t *testing.T) {
 	json.Unmarshal(w.Body.Bytes(), &bob)
 	if bob.Usage.PromptTokensDetails.CachedTokens != 0 || bob.Choices[0].Message.Content != second.Choices[0].Message.Content {
 		t.Fatalf("another key: %d cached tokens, answer %q vs %q", bob.Usage.PromptTokensDetails.CachedTokens, bob.Choices[0].Message.Content, second.Choices[0].Message.Content)
+	}
+	var tel wire.Telemetry
+	json.Unmarshal(do(s, "GET", "/v1/telemetry", keyAlice, nil).Body.Bytes(), &tel)
+	if tel.Tokens.Cached != second.Usage.PromptTokensDetails.CachedTokens || tel.Tokens.CacheHits != 1 {
+		t.Fatalf("telemetry tokens %+v", tel.Tokens)
+	}
+	m := do(s, "GET", "/metrics", "", nil).Body.String()
+	for _, want := range []string{`neuro_prefix_cache_lookups_total{result="hit"} 1`, `neuro_prefix_cache_resumed_tokens_total `,
+		`neuro_prefix_cache_bytes `, `neuro_stored_responses 0`, `neuro_tokens_total{kind="cached",model="neuro-1-lite"} `} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 }

@@ -76,7 +76,7 @@ func groupOf(r runtime.RequestCounts, lat runtime.Percentiles, t runtime.TokenCo
 	return wire.TelemetryGroup{
 		Requests:  wire.RequestCounts{Total: r.Total, Errors: r.Errors, ByEndpoint: r.ByEndpoint},
 		LatencyMS: percentilesOf(lat),
-		Tokens:    wire.TokenCounts{Prompt: t.Prompt, Completion: t.Completion, PerSecond: t.PerSecond},
+		Tokens:    wire.TokenCounts{Prompt: t.Prompt, Completion: t.Completion, Cached: t.Cached, CacheHits: t.CacheHits, PerSecond: t.PerSecond},
 		Neuromorphic: wire.NeuromorphicWork{Timesteps: n.Timesteps, Spikes: n.Spikes, SynapticOps: n.SynapticOps,
 			SpikeRate: n.SpikeRate, EnergyEstimateUJ: n.EnergyMicrojoule},
 	}

@@ -69,6 +69,7 @@ type requestRecord struct {
 	err                          bool
 	latency, ttft                time.Duration
 	promptTokens, completion     int
+	cached                       int // prompt tokens resumed from a state
 	stats                        Stats
 }
 
@@ -84,7 +85,7 @@ func (t *Telemetry) record(req *Request, res *Result, err error, start, end time
 	if res != nil {
 		rec.model, rec.deployment = res.Model, res.Deployment
 		rec.ttft = res.Stats.TimeToFirstToken
-		rec.promptTokens, rec.completion = res.Usage.PromptTokens, res.Usage.CompletionTokens
+		rec.promptTokens, rec.completion, rec.cached = res.Usage.PromptTokens, res.Usage.CompletionTokens, res.Usage.CachedTokens
 		rec.stats = res.Stats
 	}
 	t.add(rec)
@@ -95,7 +96,7 @@ func (t *Telemetry) add(rec requestRecord) {
 	if fn := t.forward; fn != nil {
 		t.mu.Unlock()
 		fn(Record{At: rec.at, Principal: rec.principal, Model: rec.model, Deployment: rec.deployment, Endpoint: rec.endpoint,
-			Err: rec.err, Latency: rec.latency, TTFT: rec.ttft, PromptTokens: rec.promptTokens, CompletionTokens: rec.completion, Stats: rec.stats})
+			Err: rec.err, Latency: rec.latency, TTFT: rec.ttft, PromptTokens: rec.promptTokens, CompletionTokens: rec.completion, CachedTokens: rec.cached, Stats: rec.stats})
 		return
 	}
 	r := t.rings[rec.principal]
@@ -115,6 +116,7 @@ type Record struct {
 	Err                                    bool
 	Latency, TTFT                          time.Duration
 	PromptTokens, CompletionTokens         int
+	CachedTokens                           int
 	Stats                                  Stats
 }
 
@@ -145,7 +147,7 @@ func (t *Telemetry) Add(rec Record) {
 		t.rings[rec.Principal] = r
 	}
 	r.add(requestRecord{at: rec.At, principal: rec.Principal, model: rec.Model, deployment: rec.Deployment, endpoint: rec.Endpoint,
-		err: rec.Err, latency: rec.Latency, ttft: rec.TTFT, promptTokens: rec.PromptTokens, completion: rec.CompletionTokens, stats: rec.Stats}, t.size)
+		err: rec.Err, latency: rec.Latency, ttft: rec.TTFT, promptTokens: rec.PromptTokens, completion: rec.CompletionTokens, cached: rec.CachedTokens, stats: rec.Stats}, t.size)
 	t.mu.Unlock()
 }
 
@@ -238,6 +240,11 @@ type Percentiles struct {
 type TokenCounts struct {
 	Prompt     int `json:"prompt"`
 	Completion int `json:"completion"`
+	// Cached are the prompt tokens resumed from a saved state (the
+	// prefix-state cache or a stored response) instead of read;
+	// CacheHits the requests that resumed any.
+	Cached    int `json:"cached"`
+	CacheHits int `json:"cache_hits"`
 	// PerSecond is a generation rate: completion tokens per second spent
 	// generating them (each request's time after its first token),
 	// over the requests in the window. Not tokens per second of the
@@ -385,6 +392,10 @@ func (t *tally) add(r *requestRecord) {
 	}
 	t.tc.Prompt += r.promptTokens
 	t.tc.Completion += r.completion
+	t.tc.Cached += r.cached
+	if r.cached > 0 {
+		t.tc.CacheHits++
+	}
 	if r.completion > 0 && r.latency > r.ttft {
 		t.generating += r.latency - r.ttft
 	}
@@ -409,6 +420,8 @@ func (t *tally) merge(o *tally) {
 	}
 	t.tc.Prompt += o.tc.Prompt
 	t.tc.Completion += o.tc.Completion
+	t.tc.Cached += o.tc.Cached
+	t.tc.CacheHits += o.tc.CacheHits
 	t.generating += o.generating
 	t.nc.Timesteps += o.nc.Timesteps
 	t.nc.Spikes += o.nc.Spikes

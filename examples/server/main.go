@@ -87,6 +87,10 @@ type config struct {
 	origins            []string
 	cluster, node      string
 	grace              time.Duration
+	prefixCacheMiB     int64
+	responses          int
+	responseMiB        int64
+	responseTTL        time.Duration
 }
 
 func main() {
@@ -106,7 +110,11 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*config
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.DurationVar(&c.grace, "grace", 30*time.Second, "on SIGINT or SIGTERM, how long running requests may finish before they are cancelled (503)")
 	fs.BoolVar(&c.mock, "mock", false, "answer without running models (deterministic text, real token counts)")
-	fs.StringVar(&c.data, "data", "", "directory that keeps compiled networks across restarts")
+	fs.StringVar(&c.data, "data", "", "directory that keeps compiled networks and stored responses across restarts")
+	fs.Int64Var(&c.prefixCacheMiB, "prefix-cache", neuro.DefaultPrefixCacheBytes>>20, "MiB of language-model states kept so that a prompt extending an earlier one of the same key resumes from it; 0 turns the cache off")
+	fs.IntVar(&c.responses, "responses", neuro.DefaultQuotaResponses, "stored responses (/v1/responses) each key may keep")
+	fs.Int64Var(&c.responseMiB, "response-mib", neuro.DefaultQuotaResponseBytes>>20, "MiB of stored responses, states included, each key may keep")
+	fs.DurationVar(&c.responseTTL, "response-ttl", neuro.DefaultResponseTTL, "how long a stored response is kept")
 	fs.StringVar(&c.device, "device", "cpu", "device for the built-in models: "+strings.Join(hal.Devices(), ", "))
 	fs.StringVar(&c.precision, "precision", models.DefaultPrecision, "weight precision of the neuro-1 models on cpu: int8, bfloat16 or float32 (exact)")
 	fs.BoolVar(&c.console, "console", true, "serve the web console at / beside the API")
@@ -121,6 +129,9 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*config
 		if o = strings.TrimSpace(o); o != "" {
 			c.origins = append(c.origins, o)
 		}
+	}
+	if c.prefixCacheMiB < 0 || c.responses < 1 || c.responseMiB < 1 || c.responseTTL <= 0 {
+		return nil, errors.New("-prefix-cache must be 0 or more; -responses, -response-mib and -response-ttl must be positive")
 	}
 	if _, err := snn.ParsePrecision(c.precision); err != nil || c.precision == "" {
 		return nil, fmt.Errorf("-precision %q: want int8, bfloat16 or float32", c.precision)
@@ -164,7 +175,12 @@ func registerBuiltins(ctx context.Context, rt *neuro.Runtime, c *config) (*model
 
 // setup builds the runtime and the handler.
 func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (*neuro.Runtime, *httpapi.Server, error) {
-	rt := neuro.New(&neuro.Options{Logger: log, DataDir: c.data})
+	cache := c.prefixCacheMiB << 20
+	if cache == 0 {
+		cache = -1 // off
+	}
+	rt := neuro.New(&neuro.Options{Logger: log, DataDir: c.data, PrefixCacheBytes: cache,
+		Quota: neuro.Quota{Responses: c.responses, ResponseBytes: c.responseMiB << 20, ResponseTTL: c.responseTTL}})
 	start := time.Now()
 	pl, err := registerBuiltins(ctx, rt, c)
 	if err != nil {
@@ -196,7 +212,11 @@ func setup(ctx context.Context, c *config, log *slog.Logger, stdout io.Writer) (
 		rt.Close()
 		return nil, nil, err
 	}
-	opts := &httpapi.Options{Keys: c.keys, KeyStore: keys, Mock: c.mock, Logger: log, Metrics: prom.New(), AllowedOrigins: c.origins}
+	metrics := prom.New()
+	if src, ok := be.(prom.StateSource); ok {
+		metrics.WatchStates(src)
+	}
+	opts := &httpapi.Options{Keys: c.keys, KeyStore: keys, Mock: c.mock, Logger: log, Metrics: metrics, AllowedOrigins: c.origins}
 	if share != nil {
 		opts.RateShare = share
 	}

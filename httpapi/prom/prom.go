@@ -46,7 +46,7 @@ func New() *Metrics {
 	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "neuro_time_to_first_token_seconds",
 		Help: "Time from the request to its first generated token, by model.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14)}, []string{"model"})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_tokens_total",
-		Help: "Tokens processed, by model and kind (prompt or completion)."}, []string{"model", "kind"})
+		Help: "Tokens processed, by model and kind: prompt, completion, and cached (prompt tokens resumed from a saved state instead of read)."}, []string{"model", "kind"})
 	m.spikes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_spikes_total",
 		Help: "Spikes fired while generating or running, by model."}, []string{"model"})
 	m.synops = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "neuro_synaptic_ops_total",
@@ -98,8 +98,54 @@ func (m *Metrics) Generation(res *runtime.Result) {
 	}
 	m.tokens.WithLabelValues(model, "prompt").Add(float64(res.Usage.PromptTokens))
 	m.tokens.WithLabelValues(model, "completion").Add(float64(res.Usage.CompletionTokens))
+	m.tokens.WithLabelValues(model, "cached").Add(float64(res.Usage.CachedTokens))
 	m.spikes.WithLabelValues(model).Add(res.Stats.Spikes)
 	m.synops.WithLabelValues(model).Add(res.Stats.SynapticOps)
 	m.timesteps.WithLabelValues(model).Add(float64(res.Stats.Timesteps))
 	m.energy.WithLabelValues(model).Add(res.Stats.EnergyMicrojoule)
+}
+
+// StateSource reports what a runtime keeps of conversations:
+// *runtime.Runtime and a cluster node are ones.
+type StateSource interface {
+	// CacheStats reports the prefix-state cache.
+	CacheStats() runtime.CacheStats
+	// ResponseStats reports the stored responses: how many, and their
+	// bytes.
+	ResponseStats() (count int, bytes int64)
+}
+
+// WatchStates exports src's prefix-state cache (lookups that hit or
+// missed, tokens resumed, bytes and entries held) and stored responses
+// (count and bytes), read at each scrape.
+func (m *Metrics) WatchStates(src StateSource) {
+	cache := func(f func(runtime.CacheStats) float64) func() float64 {
+		return func() float64 { return f(src.CacheStats()) }
+	}
+	lookups := func(hit bool) prometheus.Collector {
+		result := "miss"
+		if hit {
+			result = "hit"
+		}
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "neuro_prefix_cache_lookups_total",
+			Help: "Prompts looked up in the prefix-state cache, by result.", ConstLabels: prometheus.Labels{"result": result}},
+			cache(func(s runtime.CacheStats) float64 {
+				if hit {
+					return float64(s.Hits)
+				}
+				return float64(s.Misses)
+			}))
+	}
+	m.reg.MustRegister(lookups(true), lookups(false),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "neuro_prefix_cache_resumed_tokens_total",
+			Help: "Prompt tokens resumed from the prefix-state cache instead of read."}, cache(func(s runtime.CacheStats) float64 { return float64(s.ResumedTokens) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "neuro_prefix_cache_bytes",
+			Help: "Bytes of states the prefix-state cache holds."}, cache(func(s runtime.CacheStats) float64 { return float64(s.Bytes) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "neuro_prefix_cache_entries",
+			Help: "States the prefix-state cache holds."}, cache(func(s runtime.CacheStats) float64 { return float64(s.Entries) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "neuro_stored_responses",
+			Help: "Responses stored for later turns (/v1/responses)."}, func() float64 { n, _ := src.ResponseStats(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "neuro_stored_response_bytes",
+			Help: "Bytes of stored responses, their states included."}, func() float64 { _, b := src.ResponseStats(); return float64(b) }),
+	)
 }

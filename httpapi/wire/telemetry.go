@@ -72,10 +72,14 @@ type Percentiles struct {
 }
 
 // TokenCounts counts tokens; PerSecond is completion tokens per second
-// spent generating them.
+// spent generating them. Cached are the prompt tokens resumed from a
+// saved state instead of read, and CacheHits the requests that resumed
+// any.
 type TokenCounts struct {
 	Prompt     int     `json:"prompt"`
 	Completion int     `json:"completion"`
+	Cached     int     `json:"cached"`
+	CacheHits  int     `json:"cache_hits"`
 	PerSecond  float64 `json:"per_second"`
 }
 
