@@ -292,7 +292,7 @@ func chatStream(c *Client, ctx context.Context, path string, req *ChatCompletion
 	}
 	r := *req
 	r.Stream = true
-	return stream[ChatCompletionChunk](c, ctx, path, &r)
+	return stream[ChatCompletionChunk](c, ctx, path, &r, nil)
 }
 
 // Completion asks for a text completion (req.Stream is ignored).
@@ -318,7 +318,82 @@ func (c *Client) CompletionStream(ctx context.Context, req *CompletionRequest) i
 	}
 	r := *req
 	r.Stream = true
-	return stream[Completion](c, ctx, "/v1/completions", &r)
+	return stream[Completion](c, ctx, "/v1/completions", &r, nil)
+}
+
+// CreateResponse asks for a response (req.Stream is ignored). With
+// req.PreviousResponseID it continues that stored conversation: the
+// server reads only the new input, resuming from the model's state after
+// the turn before.
+func (c *Client) CreateResponse(ctx context.Context, req *ResponseRequest) (*Response, error) {
+	if req == nil {
+		return nil, errors.New("client: nil ResponseRequest")
+	}
+	r := *req
+	r.Stream = false
+	var out Response
+	if err := c.do(ctx, http.MethodPost, "/v1/responses", nil, &r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateResponseStream streams a response: its events in order, the
+// text in those of Type "response.output_text.delta" (Delta), the whole
+// response in the last ("response.completed" or "response.incomplete").
+// An error after the stream started ends it with an *APIError whose
+// MidStream is set.
+func (c *Client) CreateResponseStream(ctx context.Context, req *ResponseRequest) iter.Seq2[*ResponseEvent, error] {
+	if req == nil {
+		return errSeq[*ResponseEvent](errors.New("client: nil ResponseRequest"))
+	}
+	r := *req
+	r.Stream = true
+	return func(yield func(*ResponseEvent, error) bool) {
+		for ev, err := range stream[ResponseEvent](c, ctx, "/v1/responses", &r, lastResponseEvent) {
+			if err == nil && ev.Type == "error" {
+				e := &APIError{StatusCode: http.StatusOK, Type: "server_error", Message: ev.Message, MidStream: true}
+				if ev.Code != nil {
+					e.Code = *ev.Code
+				}
+				if ev.Param != nil {
+					e.Param = *ev.Param
+				}
+				yield(nil, e)
+				return
+			}
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// lastResponseEvent reports the event that ends a response's stream.
+func lastResponseEvent(ev *ResponseEvent) bool {
+	switch ev.Type {
+	case "response.completed", "response.incomplete", "response.failed":
+		return true
+	}
+	return false
+}
+
+// GetResponse returns a stored response.
+func (c *Client) GetResponse(ctx context.Context, id string) (*Response, error) {
+	var out Response
+	if err := c.do(ctx, http.MethodGet, "/v1/responses/"+url.PathEscape(id), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteResponse deletes a stored response.
+func (c *Client) DeleteResponse(ctx context.Context, id string) (*ResponseDeleted, error) {
+	var out ResponseDeleted
+	if err := c.do(ctx, http.MethodDelete, "/v1/responses/"+url.PathEscape(id), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // Compile uploads a network file (base64-encoded on the wire) and

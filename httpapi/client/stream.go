@@ -29,7 +29,10 @@ func errSeq[T any](err error) iter.Seq2[T, error] {
 
 // stream sends body to path and yields its events decoded as T. Leaving
 // the loop early cancels the request, so the server sees the client go.
-func stream[T any](c *Client, ctx context.Context, path string, body any) iter.Seq2[*T, error] {
+// The stream ends at [DONE], or, when last is not nil, after the event
+// for which last reports true (the Responses API has no [DONE]); an end
+// of input before it is ErrStreamTruncated.
+func stream[T any](c *Client, ctx context.Context, path string, body any, last func(*T) bool) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -84,7 +87,7 @@ func stream[T any](c *Client, ctx context.Context, path string, body any) iter.S
 				yield(nil, responseError(resp, data, fmt.Errorf("decoding stream event: %w", err)))
 				return
 			}
-			if !yield(v, nil) {
+			if !yield(v, nil) || (last != nil && last(v)) {
 				return
 			}
 		}

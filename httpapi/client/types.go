@@ -64,6 +64,22 @@ type (
 	CompileSource   = wire.CompileSource
 )
 
+// Responses: conversations the server stores and continues.
+type (
+	ResponseRequest     = wire.ResponseRequest
+	InputMessage        = wire.InputMessage
+	InputText           = wire.InputText
+	Response            = wire.Response
+	OutputMessage       = wire.OutputMessage
+	OutputText          = wire.OutputText
+	IncompleteDetails   = wire.IncompleteDetails
+	ResponseUsage       = wire.ResponseUsage
+	InputTokensDetails  = wire.InputTokensDetails
+	OutputTokensDetails = wire.OutputTokensDetails
+	ResponseDeleted     = wire.ResponseDeleted
+	ResponseEvent       = wire.ResponseEvent
+)
+
 // Telemetry and health.
 type (
 	Telemetry        = wire.Telemetry
