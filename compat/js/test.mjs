@@ -41,6 +41,25 @@ after(() => {
 const client = (s, key = s.key) => new OpenAI({ apiKey: key, baseURL: `${s.url}/v1`, maxRetries: 0, timeout: 30_000 });
 const user = (content) => [{ role: 'user', content }];
 
+// checkResponse checks a response object as the Responses API has it.
+function checkResponse(r) {
+  assert.equal(r.object, 'response');
+  assert.match(r.id, /^resp_/);
+  assert.ok(['completed', 'incomplete'].includes(r.status), `status ${r.status}`);
+  assert.equal(r.model, 'neuro-1-lite');
+  assert.ok(r.output_text.length > 0, 'output_text is empty');
+  assert.equal(r.output.length, 1);
+  assert.equal(r.output[0].type, 'message');
+  assert.equal(r.output[0].role, 'assistant');
+  assert.equal(r.output[0].content[0].type, 'output_text');
+  assert.equal(r.output[0].content[0].text, r.output_text);
+  assert.equal(r.status === 'incomplete', r.incomplete_details?.reason === 'max_output_tokens');
+  const u = r.usage;
+  assert.ok(u.input_tokens > 0 && u.output_tokens > 0 && u.output_tokens <= 16, JSON.stringify(u));
+  assert.equal(typeof u.input_tokens_details.cached_tokens, 'number');
+  assert.equal(u.total_tokens, u.input_tokens + u.output_tokens);
+}
+
 for (const mode of ['real', 'mock']) {
   test(`${mode}: list and retrieve models`, async () => {
     const c = client(servers[mode]);
@@ -110,6 +129,102 @@ for (const mode of ['real', 'mock']) {
     await assert.rejects(c.chat.completions.create({ model: 'neuro-1-lite', messages: [], stream: true }),
       (e) => e instanceof OpenAI.BadRequestError && e.param === 'messages');
     assert.ok((await fetch(`${s.url}/health`)).ok);
+  });
+}
+
+for (const mode of ['real', 'mock']) {
+  // The Responses API: plain, streamed (raw events and the SDK's
+  // accumulating stream), chained, retrieved and deleted.
+  test(`${mode}: responses create, stream, chain, retrieve and delete`, async () => {
+    const c = client(servers[mode]);
+    const body = { model: 'neuro-1-lite', input: 'Tell me a story.', max_output_tokens: 16, temperature: 0 };
+    const a = await c.responses.create(body);
+    checkResponse(a);
+    assert.equal(a.previous_response_id, null);
+
+    // Streamed: the raw events, in order, their deltas joining to the text.
+    const stream = await c.responses.create({ ...body, stream: true });
+    const types = [], seqs = [];
+    let deltas = '', done = null, final = null;
+    for await (const ev of stream) {
+      types.push(ev.type);
+      seqs.push(ev.sequence_number);
+      if (ev.type === 'response.output_text.delta') deltas += ev.delta;
+      if (ev.type === 'response.output_text.done') done = ev.text;
+      if (ev.type === 'response.completed' || ev.type === 'response.incomplete') final = ev.response;
+    }
+    for (const t of ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added',
+      'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done']) {
+      assert.ok(types.includes(t), `${t} in ${types}`);
+    }
+    assert.equal(types[0], 'response.created');
+    assert.ok(['response.completed', 'response.incomplete'].includes(types.at(-1)), `last event ${types.at(-1)}`);
+    assert.deepEqual(seqs, seqs.map((_, i) => i), 'sequence numbers');
+    checkResponse(final);
+    assert.equal(deltas, final.output_text);
+    assert.equal(done, final.output_text);
+    assert.equal(final.output_text, a.output_text, 'streamed and not, at temperature 0');
+
+    // The SDK's accumulating stream builds the same message from the
+    // events. (Its snapshot takes the object of response.completed but
+    // not of response.incomplete, and it does not derive output_text: a
+    // turn cut at max_output_tokens keeps response.created's object
+    // around the message it built.)
+    const acc = c.responses.stream(body);
+    let accDeltas = '';
+    acc.on('response.output_text.delta', (ev) => { accDeltas += ev.delta; });
+    const fin = await acc.finalResponse();
+    assert.match(fin.id, /^resp_/);
+    assert.equal(fin.output.length, 1);
+    assert.equal(fin.output[0].content[0].text, a.output_text);
+    assert.equal(accDeltas, a.output_text);
+
+    // Chained: the second turn continues the first from its stored state.
+    const body2 = { ...body, input: 'And then?', previous_response_id: a.id };
+    const b = await c.responses.create(body2);
+    checkResponse(b);
+    assert.equal(b.previous_response_id, a.id);
+    assert.ok(b.usage.input_tokens > a.usage.input_tokens, 'input_tokens count the earlier turn');
+    assert.ok(b.usage.input_tokens_details.cached_tokens > 0, `cached_tokens ${b.usage.input_tokens_details.cached_tokens}`);
+    if (mode === 'real') {
+      const whole = await c.chat.completions.create({
+        model: 'neuro-1-lite', max_tokens: 16, temperature: 0,
+        messages: [{ role: 'user', content: body.input }, { role: 'assistant', content: a.output_text }, { role: 'user', content: body2.input }],
+      });
+      assert.equal(b.output_text, whole.choices[0].message.content, 'the chained turn equals the whole conversation sent to chat');
+      assert.equal(b.usage.input_tokens, whole.usage.prompt_tokens);
+    }
+    // Chained and streamed.
+    let chainedDeltas = '';
+    for await (const ev of await c.responses.create({ ...body2, stream: true })) {
+      if (ev.type === 'response.output_text.delta') chainedDeltas += ev.delta;
+    }
+    assert.equal(chainedDeltas, b.output_text);
+
+    // Retrieve, delete, then it is gone.
+    const got = await c.responses.retrieve(a.id);
+    assert.equal(got.id, a.id);
+    assert.equal(got.object, 'response');
+    assert.equal(got.output_text, a.output_text);
+    assert.deepEqual(got.usage, a.usage);
+    await c.responses.delete(b.id); // typed void: what the server sends is not checked by the SDK
+    await assert.rejects(c.responses.retrieve(b.id), (e) => e instanceof OpenAI.NotFoundError && e.status === 404);
+    await assert.rejects(c.responses.delete(b.id), (e) => e instanceof OpenAI.NotFoundError && e.status === 404);
+    await assert.rejects(c.responses.create({ ...body, previous_response_id: b.id }),
+      (e) => e instanceof OpenAI.NotFoundError && e.param === 'previous_response_id');
+    // An id that was never made.
+    await assert.rejects(c.responses.retrieve('resp_nope'), (e) => e instanceof OpenAI.NotFoundError);
+  });
+
+  test(`${mode}: responses refuse what they do not support`, async () => {
+    const c = client(servers[mode]);
+    const body = { model: 'neuro-1-lite', input: 'x', max_output_tokens: 16, temperature: 0 };
+    await assert.rejects(c.responses.create({ ...body, tools: [{ type: 'function', name: 'f', parameters: {}, strict: false }] }),
+      (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && e.param === 'tools' && e.code === 'unsupported_parameter');
+    await assert.rejects(c.responses.create({ ...body, stream: true, reasoning: { effort: 'low' } }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'reasoning');
+    await assert.rejects(c.responses.create({ ...body, model: 'gpt-4o' }),
+      (e) => e instanceof OpenAI.NotFoundError && e.code === 'model_not_found');
   });
 }
 
