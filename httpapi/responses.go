@@ -411,7 +411,8 @@ func (t *respTurn) object(status string) *wire.Response {
 	p := t.p
 	obj := &wire.Response{ID: t.id, Object: "response", CreatedAt: t.created, Status: status, Model: t.model,
 		Instructions: p.instructions, Output: []wire.OutputMessage{}, Store: p.store, Temperature: p.temperature, TopP: p.topP,
-		Metadata: p.metadata, User: p.user}
+		Metadata: p.metadata, User: p.user, Tools: []json.RawMessage{}, ToolChoice: "auto", ParallelToolCalls: true, Truncation: "disabled"}
+	obj.Text.Format.Type = "text"
 	if obj.Metadata == nil {
 		obj.Metadata = map[string]string{}
 	}

@@ -52,9 +52,23 @@ type Response struct {
 	MaxOutputTokens    *int               `json:"max_output_tokens"`
 	Metadata           map[string]string  `json:"metadata"`
 	User               *string            `json:"user,omitempty"`
-	Usage              *ResponseUsage     `json:"usage"`
+	// The options of a text answer, as OpenAI sends them: no tools, plain
+	// text, no truncation.
+	Tools             []json.RawMessage  `json:"tools"`
+	ToolChoice        string             `json:"tool_choice"`
+	ParallelToolCalls bool               `json:"parallel_tool_calls"`
+	Text              ResponseTextFormat `json:"text"`
+	Truncation        string             `json:"truncation"`
+	Usage             *ResponseUsage     `json:"usage"`
 	// Neuro is what the answer cost the device (an extension).
 	Neuro *NeuromorphicUsage `json:"neuro,omitempty"`
+}
+
+// ResponseTextFormat is a response's text option: plain text.
+type ResponseTextFormat struct {
+	Format struct {
+		Type string `json:"type"` // "text"
+	} `json:"format"`
 }
 
 // OutputMessage is the assistant's message in a response's output.
