@@ -42,6 +42,40 @@ func FuzzChatBody(f *testing.F) {
 
 // FuzzCompileUpload: any base64 text and format is refused with a 4xx or
 // compiled, never a panic or a 5xx.
+// FuzzResponseBody: any body to POST /v1/responses is answered or
+// refused with a 4xx in the API's error shape, never a 5xx or a panic;
+// a stream, once started, ends with its last event.
+func FuzzResponseBody(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"neuro-1-lite","input":"hi","max_output_tokens":3}`,
+		`{"model":"neuro-1-lite","input":[{"role":"user","content":[{"type":"input_text","text":"a"}]}],"instructions":"x","store":false}`,
+		`{"model":"neuro-1-lite","input":"x","stream":true,"max_output_tokens":2,"metadata":{"a":"b"}}`,
+		`{"model":"neuro-1-lite","input":"x","previous_response_id":"resp_00","tools":[]}`,
+		`{"model":"neuro-1-lite","input":"x","text":{"format":{"type":"text"}},"truncation":"auto"}`,
+		`[`, `{"input":1e999}`, "\xff",
+	} {
+		f.Add([]byte(s))
+	}
+	s := newTestServer(f, newMockRuntime(f), &Options{Mock: true, MaxTokens: 16})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		w := do(s, "POST", "/v1/responses", keyAlice, body)
+		switch {
+		case w.Code == 200:
+			if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") &&
+				!strings.Contains(w.Body.String(), "event: response.completed") && !strings.Contains(w.Body.String(), "event: response.incomplete") {
+				t.Fatalf("%q: a stream without its last event: %s", body, w.Body)
+			}
+		case w.Code >= 500 || w.Code < 400:
+			t.Fatalf("%q: %d %s", body, w.Code, w.Body)
+		default:
+			var e apiErr
+			if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Error.Type == "" {
+				t.Fatalf("%q: body %s", body, w.Body)
+			}
+		}
+	})
+}
+
 func FuzzCompileUpload(f *testing.F) {
 	f.Add("onnx", "AAEC")
 	f.Add("pytorch", "UEsDBBQAAAAIAA==")

@@ -236,3 +236,23 @@ func TestChatCachedTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesSurviveRestart: with a data directory, a conversation
+// stored before a restart continues after it, from its stored state.
+func TestResponsesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	rt := newTestRuntime(t, &runtime.Options{DataDir: dir, PrefixCacheBytes: -1}, 2)
+	first := createResponse(t, newTestServer(t, rt, nil), keyAlice, map[string]any{"model": "neuro-1-lite", "input": "Tell me about the sea.", "max_output_tokens": 8, "temperature": 0})
+	rt.Close()
+
+	again := newTestServer(t, newTestRuntime(t, &runtime.Options{DataDir: dir, PrefixCacheBytes: -1}, 2), nil)
+	got := do(again, "GET", "/v1/responses/"+first.ID, keyAlice, nil)
+	if got.Code != 200 || decodeResponse(t, got, got.Body.Bytes()).OutputText != first.OutputText {
+		t.Fatalf("after a restart: %d %s", got.Code, got.Body)
+	}
+	next := createResponse(t, again, keyAlice, map[string]any{"model": "neuro-1-lite", "input": "And the mountains?", "max_output_tokens": 8,
+		"temperature": 0, "previous_response_id": first.ID})
+	if next.Usage.InputTokensDetails.CachedTokens == 0 {
+		t.Fatalf("the continued turn resumed nothing: %+v", next.Usage)
+	}
+}
