@@ -127,7 +127,7 @@ async function send() {
       } catch (err) {
         // The stored state is gone (expired or deleted): start over
         // with the whole conversation.
-        if (!(err instanceof ApiError && err.status === 404 && req.previous_response_id)) throw err;
+        if (!(err instanceof ApiError && err.status === 404 && err.param === 'previous_response_id')) throw err;
         c.last = null;
       }
     }
