@@ -91,3 +91,44 @@ func TestUsageSaysWhatTheDeviceDid(t *testing.T) {
 		t.Errorf("the usage chunk: %s", w.Body)
 	}
 }
+
+// TestResponsesStreamedActivity: the same extension on a streamed
+// response puts the activity on its output_text.delta events.
+func TestResponsesStreamedActivity(t *testing.T) {
+	s := newTestServer(t, newTestRuntime(t, nil, 2), nil)
+	w := do(s, "POST", "/v1/responses", keyAlice, `{"model":"neuro-1-lite","input":"Hello","max_output_tokens":8,"temperature":0,"stream":true,"neuro":{"activity":true}}`)
+	if w.Code != 200 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	deltas, spikes := 0, 0
+	for _, line := range strings.Split(w.Body.String(), "\n") {
+		ev, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var e struct {
+			Type  string
+			Neuro *struct {
+				Activity []struct{ Spikes []int }
+			}
+		}
+		if err := json.Unmarshal([]byte(ev), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Type != "response.output_text.delta" {
+			continue
+		}
+		deltas++
+		if e.Neuro == nil || len(e.Neuro.Activity) == 0 {
+			t.Fatalf("a delta without activity: %s", ev)
+		}
+		for _, l := range e.Neuro.Activity {
+			spikes += len(l.Spikes)
+		}
+	}
+	if deltas == 0 || spikes == 0 {
+		t.Errorf("%d deltas, %d spikes", deltas, spikes)
+	}
+	checkError(t, do(s, "POST", "/v1/responses", keyAlice, `{"model":"neuro-1-lite","input":"Hello","neuro":{"activity":true}}`),
+		400, typeInvalidRequest, "invalid_value", "neuro.activity")
+}

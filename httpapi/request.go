@@ -143,19 +143,8 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 			return nil, e
 		}
 	}
-	if !absent(raw.Neuro) {
-		var nx struct {
-			Activity json.RawMessage `json:"activity"`
-		}
-		if raw.Neuro[0] != '{' || json.Unmarshal(raw.Neuro, &nx) != nil {
-			return nil, invalid("neuro", "invalid_type", `neuro must be an object such as {"activity": true}, not %s`, kindOf(raw.Neuro))
-		}
-		if g.activity, e = parseBool(nx.Activity, "neuro.activity"); e != nil {
-			return nil, e
-		}
-		if g.activity && !g.stream {
-			return nil, invalid("neuro.activity", "invalid_value", "neuro.activity is sent on stream chunks: it needs stream: true")
-		}
+	if g.activity, e = parseNeuroActivity(raw.Neuro, g.stream); e != nil {
+		return nil, e
 	}
 	n, nSet, e := parseInt(raw.N, "n", 1, runtime.MaxChoices)
 	if e != nil {
@@ -201,4 +190,27 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 		return nil, e
 	}
 	return g, nil
+}
+
+// parseNeuroActivity reads the "neuro" extension of a generation request:
+// {"activity": true} asks for the spiking activity on each streamed
+// chunk, so it needs stream.
+func parseNeuroActivity(raw json.RawMessage, stream bool) (bool, *Error) {
+	if absent(raw) {
+		return false, nil
+	}
+	var nx struct {
+		Activity json.RawMessage `json:"activity"`
+	}
+	if raw[0] != '{' || json.Unmarshal(raw, &nx) != nil {
+		return false, invalid("neuro", "invalid_type", `neuro must be an object such as {"activity": true}, not %s`, kindOf(raw))
+	}
+	activity, e := parseBool(nx.Activity, "neuro.activity")
+	if e != nil {
+		return false, e
+	}
+	if activity && !stream {
+		return false, invalid("neuro.activity", "invalid_value", "neuro.activity is sent on stream chunks: it needs stream: true")
+	}
+	return activity, nil
 }

@@ -26,6 +26,7 @@ type respRequest struct {
 	temperature  float64
 	topP         float64
 	stream       bool
+	activity     bool // the "neuro":{"activity":true} extension, as on chat
 	metadata     map[string]string
 	user         *string
 }
@@ -36,7 +37,7 @@ type respRequest struct {
 var respFields = map[string]bool{
 	"model": true, "input": true, "instructions": true, "previous_response_id": true, "store": true,
 	"max_output_tokens": true, "temperature": true, "top_p": true, "stream": true, "metadata": true,
-	"user": true, "text": true, "truncation": true, "parallel_tool_calls": true,
+	"user": true, "neuro": true, "text": true, "truncation": true, "parallel_tool_calls": true,
 }
 
 const (
@@ -99,6 +100,9 @@ func parseResponseRequest(body []byte, maxTokens int) (*respRequest, *Error) {
 		return nil, e
 	}
 	if p.stream, e = parseBool(raw["stream"], "stream"); e != nil {
+		return nil, e
+	}
+	if p.activity, e = parseNeuroActivity(raw["neuro"], p.stream); e != nil {
 		return nil, e
 	}
 	if p.metadata, e = parseMetadata(raw["metadata"]); e != nil {
@@ -347,7 +351,7 @@ func (s *Server) handleCreateResponse(w http.ResponseWriter, r *http.Request) {
 		Model: m.ID, Deployment: deployment, Messages: msgs,
 		Sampling:  runtime.Sampling{Temperature: p.temperature, TopP: p.topP},
 		MaxTokens: s.opts.MaxTokens, MaxPromptTokens: s.opts.MaxPromptTokens,
-		SaveState: p.store, Principal: ri.principal, Endpoint: ri.endpoint,
+		SaveState: p.store, Principal: ri.principal, Endpoint: ri.endpoint, Activity: p.activity,
 	}
 	if p.maxSet {
 		req.MaxTokens = p.maxTokens
@@ -517,10 +521,13 @@ func (rs *respStream) start() {
 		Part: &wire.OutputText{Type: "output_text", Text: "", Annotations: []json.RawMessage{}}})
 }
 
-// delta sends a piece of the answer's text.
+// delta sends a piece of the answer's text, with the spiking activity
+// behind it when the request asked for it (an empty piece then too, so
+// that no step's activity is lost).
 func (rs *respStream) delta(ev runtime.Event) error {
 	rs.start()
-	if ev.Text != "" {
+	activity := rs.t.p.activity && ev.Activity != nil
+	if ev.Text != "" || activity {
 		b := append(rs.buf[:0], "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":"...)
 		b = strconv.AppendInt(b, int64(rs.seq), 10)
 		rs.seq++
@@ -528,7 +535,11 @@ func (rs *respStream) delta(ev runtime.Event) error {
 		b = wire.AppendString(b, msgID(rs.t.id))
 		b = append(b, `,"output_index":0,"content_index":0,"delta":`...)
 		b = wire.AppendString(b, ev.Text)
-		b = append(b, `,"logprobs":[]}`+"\n\n"...)
+		b = append(b, `,"logprobs":[]`...)
+		if activity {
+			b = appendActivity(b, ev.Activity)
+		}
+		b = append(b, "}\n\n"...)
 		rs.buf = b
 		rs.st.write(b, true)
 	}

@@ -21,6 +21,14 @@
 // built-in digits classifier with a drawing pad), deployments and
 // telemetry (charts drawn with the vendored uPlot).
 //
+// A chat is a conversation of the Responses API (POST /v1/responses):
+// each turn sends only its new message, with the previous_response_id of
+// the answer before, and shows how many of the turn's input tokens the
+// server resumed from its stored state. Where there is no state to
+// continue (another model picked, an answer stopped, a stored response
+// expired or deleted) the turn sends the conversation shown, whole; New
+// chat starts from nothing.
+//
 // # Invariants
 //
 //   - Nothing is fetched from outside the server: every asset is in the

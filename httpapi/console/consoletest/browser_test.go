@@ -1,15 +1,20 @@
 package consoletest
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -47,8 +52,9 @@ func browserPath() string {
 
 // newServer serves the console beside the API over a real runtime with the
 // built-in models deployed on their real devices (cpu and the loihi
-// emulator): the chat raster needs a model that really spikes.
-func newServer(t *testing.T) *httptest.Server {
+// emulator): the chat raster needs a model that really spikes. rec sees
+// every request to the API.
+func newServer(t *testing.T, rec *recorder) *httptest.Server {
 	t.Helper()
 	rt := neuro.New(nil)
 	t.Cleanup(func() { rt.Close() })
@@ -66,9 +72,39 @@ func newServer(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(ui.Beside(api))
+	ts := httptest.NewServer(ui.Beside(rec.wrap(api)))
 	t.Cleanup(ts.Close)
 	return ts
+}
+
+// recorder keeps the bodies of the requests to POST /v1/responses.
+type recorder struct {
+	mu     sync.Mutex
+	bodies []map[string]any
+}
+
+func (rc *recorder) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/responses" {
+			b, _ := io.ReadAll(r.Body)
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			rc.mu.Lock()
+			rc.bodies = append(rc.bodies, m)
+			rc.mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// take returns the bodies recorded since the last take.
+func (rc *recorder) take() []map[string]any {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	b := rc.bodies
+	rc.bodies = nil
+	return b
 }
 
 // watcher collects what the browser reports: errors on its console,
@@ -244,7 +280,8 @@ func TestConsole(t *testing.T) {
 	} else if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ts := newServer(t)
+	rec := &recorder{}
+	ts := newServer(t, rec)
 
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(bin),
@@ -368,13 +405,71 @@ func TestConsole(t *testing.T) {
 			}
 		}
 		t.Logf("answer %q; raster %d tokens, %d spikes; cost %s", answer, cols, spikes, cost)
-		// The second turn goes through a deployment on the neuromorphic
-		// emulator, sent with the button.
+		first := rec.take()
+		if len(first) != 1 || first[0]["input"] != "Once upon a time" || first[0]["previous_response_id"] != nil ||
+			first[0]["store"] != true || first[0]["stream"] != true {
+			t.Fatalf("the first turn's requests: %v", first)
+		}
+		w.check(t)
+	})
+
+	must(t, "conversation", func(t *testing.T) {
+		// The second turn continues from the first's stored state: only
+		// the new message is sent.
+		turn(t, ctx, "And then?", 2)
+		r := rec.take()
+		prev, _ := r[0]["previous_response_id"].(string)
+		if len(r) != 1 || prev == "" || prev != responseID(t, ctx, 1) || r[0]["input"] != "And then?" {
+			t.Fatalf("the second turn's requests: %v", r)
+		}
+		cost := js[string](t, ctx, `document.querySelectorAll('[data-testid=chat-cost]')[1].textContent`)
+		m := regexp.MustCompile(`resumed (\d+) of (\d+) tokens`).FindStringSubmatch(cost)
+		if m == nil {
+			t.Fatalf("the second answer's cost %q does not say what was resumed", cost)
+		}
+		if resumed, _ := strconv.Atoi(m[1]); resumed == 0 {
+			t.Errorf("nothing resumed: %q", cost)
+		}
+		// The state is gone (deleted here, as an expired one is): the
+		// console starts over with the whole conversation.
+		id := responseID(t, ctx, 2)
+		if code := apiCall(t, "DELETE", ts.URL+"/v1/responses/"+id); code != http.StatusOK {
+			t.Fatalf("DELETE %s: %d", id, code)
+		}
+		turn(t, ctx, "Who was there?", 3)
+		r = rec.take()
+		if len(r) != 2 || r[0]["previous_response_id"] != id || r[1]["previous_response_id"] != nil {
+			t.Fatalf("after a deleted state: %v", r)
+		}
+		if items, _ := r[1]["input"].([]any); len(items) != 5 {
+			t.Fatalf("the conversation sent again has %d items, want 5: %v", len(items), r[1]["input"])
+		}
+		// Another model starts over too; this one is a deployment on the
+		// neuromorphic emulator, the message sent with the button.
 		do(t, ctx, setValue(`[data-testid="model-select"]`, "deployment:neuro-1-lite-loihi"),
 			chromedp.SendKeys(tid("chat-input"), "and then"), chromedp.Click(tid("chat-send")))
-		wait(t, ctx, "the second answer", `document.querySelectorAll('[data-testid=chat-output] .msg.assistant .cost').length == 2`, 60*time.Second)
+		wait(t, ctx, "the fourth answer", `document.querySelectorAll('[data-testid=chat-cost]').length == 4`, 60*time.Second)
+		r = rec.take()
+		if items, _ := r[0]["input"].([]any); len(r) != 1 || r[0]["model"] != "neuro-1-lite-loihi" || r[0]["previous_response_id"] != nil || len(items) != 7 {
+			t.Fatalf("after switching model: %v", r)
+		}
+		if n := js[int](t, ctx, `document.querySelectorAll('[data-testid=chat-output] .msg.failed').length`); n != 0 {
+			t.Errorf("%d answers failed", n)
+		}
 		shot(t, ctx, "03-chat")
-		w.check(t)
+		// New chat forgets the conversation; a system prompt goes with
+		// every turn, as instructions.
+		do(t, ctx, chromedp.Click(chromedp.ID("chat-new")), setValue("#chat-instructions", "Answer briefly."))
+		turn(t, ctx, "Hello", 1)
+		turn(t, ctx, "Bye", 2)
+		r = rec.take()
+		if len(r) != 2 || r[0]["input"] != "Hello" || r[0]["previous_response_id"] != nil ||
+			r[1]["input"] != "Bye" || r[1]["previous_response_id"] != responseID(t, ctx, 1) ||
+			r[0]["instructions"] != "Answer briefly." || r[1]["instructions"] != "Answer briefly." {
+			t.Fatalf("a new chat with a system prompt: %v", r)
+		}
+		do(t, ctx, setValue("#chat-instructions", ""))
+		w.check(t, "404") // the deleted state's refusal is logged by the browser
 	})
 
 	must(t, "digits", func(t *testing.T) {
@@ -548,6 +643,36 @@ func TestConsole(t *testing.T) {
 	b, _ := json.MarshalIndent(figures, "", "  ")
 	os.WriteFile(filepath.Join(artifacts, "console-figures.json"), b, 0o644)
 	t.Logf("figures: %s", b)
+}
+
+// turn sends a message with Enter and waits for the nth answer's text and
+// cost.
+func turn(t *testing.T, ctx context.Context, text string, n int) {
+	t.Helper()
+	do(t, ctx, chromedp.SendKeys(tid("chat-input"), text+"\r"))
+	wait(t, ctx, fmt.Sprintf("answer %d", n), fmt.Sprintf(`document.querySelectorAll('[data-testid=chat-cost]').length == %d`, n), 60*time.Second)
+	if a := js[string](t, ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid=chat-output] .msg.assistant .text')[%d].textContent`, n-1)); strings.TrimSpace(a) == "" {
+		t.Errorf("answer %d is empty", n)
+	}
+}
+
+// responseID is the id of the stored response behind the nth answer
+// shown.
+func responseID(t *testing.T, ctx context.Context, n int) string {
+	t.Helper()
+	return js[string](t, ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid=chat-output] .msg.assistant')[%d].dataset.responseId || ''`, n-1))
+}
+
+func apiCall(t *testing.T, method, url string) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
 }
 
 // litPixels counts the raster's pixels in any layer's colour.

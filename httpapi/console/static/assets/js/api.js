@@ -1,6 +1,6 @@
 // The API client: Bearer auth from sessionStorage, errors carrying the
-// API's own message, and server-sent events read over fetch (EventSource
-// cannot send an Authorization header).
+// API's own message, and the Responses API's server-sent events read over
+// fetch (EventSource cannot send an Authorization header).
 
 const base = (document.querySelector('meta[name="neuro-api-base"]')?.content || '').replace(/\/$/, '');
 const KEY = 'neuro.apiKey';
@@ -60,10 +60,12 @@ export async function api(method, path, body, opts) {
   return text ? JSON.parse(text) : null;
 }
 
-// stream posts body and yields each event's decoded data until [DONE].
-// An error event ({"error":{…}}) is thrown as an ApiError.
-export async function* stream(path, body, opts) {
-  const res = await send('POST', path, body, opts);
+// responseEvents posts body to the Responses API (stream: true) and
+// yields each server-sent event's decoded data, whose type is its
+// `event:` name. An `error` event is thrown as an ApiError, and so is a
+// response.failed that no error event came before.
+export async function* responseEvents(body, opts) {
+  const res = await send('POST', '/v1/responses', body, opts);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
   try {
@@ -73,14 +75,16 @@ export async function* stream(path, body, opts) {
       buf += value.replace(/\r\n?/g, '\n');
       let end;
       while ((end = buf.indexOf('\n\n')) >= 0) {
-        const event = buf.slice(0, end);
+        const lines = buf.slice(0, end).split('\n');
         buf = buf.slice(end + 2);
-        const data = event.split('\n').filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+        const field = (name) => lines.filter((l) => l.startsWith(name + ':'))
+          .map((l) => l.slice(name.length + 1).replace(/^ /, '')).join('\n');
+        const data = field('data');
         if (!data) continue;
-        if (data === '[DONE]') return;
         const obj = JSON.parse(data);
-        if (obj.error) throw new ApiError(res.status, obj);
+        obj.type = field('event') || obj.type;
+        if (obj.type === 'error') throw new ApiError(res.status, { error: obj });
+        if (obj.type === 'response.failed') throw new ApiError(res.status, { error: obj.response?.error }, 'The answer failed.');
         yield obj;
       }
     }
