@@ -72,10 +72,12 @@ type turnResult struct {
 	text   string
 	input  int // prompt tokens
 	cached int
+	id     string // the stored response's
 }
 
 type server struct {
 	url, key string
+	rt       *runtime.Runtime
 }
 
 func main() {
@@ -104,7 +106,7 @@ func newServer(ctx context.Context, cache int64) (*server, func(), error) {
 		return nil, nil, err
 	}
 	ts := httptest.NewServer(h)
-	return &server{url: ts.URL, key: key}, func() { ts.Close(); rt.Close() }, nil
+	return &server{url: ts.URL, key: key, rt: rt}, func() { ts.Close(); rt.Close() }, nil
 }
 
 func run(model string, turns, answer, repeat int) error {
@@ -179,6 +181,32 @@ func run(model string, turns, answer, repeat int) error {
 		mn, _, _ := stats(ttft[k][turns-1])
 		fmt.Printf("%s: turn %d / turn 1 = %.2f\n", w.name, turns, float64(mn)/float64(m1))
 	}
+	return storedBytes(on, turns, answer)
+}
+
+// storedBytes runs one conversation through stored responses with each
+// model and prints what its stored turns cost: the state of the last
+// turn, its whole record (state, the conversation's text and the
+// response object), and the mean record of a turn.
+func storedBytes(s *server, turns, answer int) error {
+	fmt.Printf("\n%-17s %8s %12s %13s %15s\n", "model", "tokens", "state bytes", "last record", "mean per turn")
+	for _, model := range models.Names() {
+		n0, b0 := s.rt.ResponseStats()
+		res, err := viaResponses(s, model, turns, answer)
+		if err != nil {
+			return err
+		}
+		n1, b1 := s.rt.ResponseStats()
+		last, err := s.rt.Response(context.Background(), res[len(res)-1].id, "bench")
+		if err != nil {
+			return err
+		}
+		rec, err := last.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-17s %8d %12d %13d %15d\n", model, len(last.State.Tokens), len(last.State.Data), len(rec), (b1-b0)/int64(n1-n0))
+	}
 	return nil
 }
 
@@ -219,7 +247,7 @@ func viaResponses(s *server, model string, turns, answer int) ([]turnResult, err
 		if err != nil {
 			return nil, err
 		}
-		prev = id
+		prev, r.id = id, id
 		out = append(out, r)
 	}
 	return out, nil
