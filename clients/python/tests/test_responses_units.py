@@ -62,14 +62,15 @@ def events(text_pieces=("Hel", "lo"), last: str = "response.completed") -> list:
     part = {"type": "output_text", "text": "", "annotations": []}
     item = dict(r["output"][0], status="in_progress", content=[])
     out = [
-        event("response.created", 0, response=dict(r, status="in_progress", output=[])),
-        event("response.in_progress", 1, response=dict(r, status="in_progress", output=[])),
+        # As the server sends them: no output and no usage yet.
+        event("response.created", 0, response=dict(r, status="in_progress", output=[], output_text="", usage=None)),
+        event("response.in_progress", 1, response=dict(r, status="in_progress", output=[], output_text="", usage=None)),
         event("response.output_item.added", 2, output_index=0, item=item),
         event("response.content_part.added", 3, item_id="msg_1", output_index=0, content_index=0, part=part),
     ]
     ids = dict(item_id="msg_1", output_index=0, content_index=0)
     for p in text_pieces:
-        out.append(event("response.output_text.delta", len(out), delta=p, **ids))
+        out.append(event("response.output_text.delta", len(out), delta=p, logprobs=[], **ids))
     whole = "".join(text_pieces)
     out += [
         event("response.output_text.done", len(out), text=whole, **ids),
@@ -158,6 +159,7 @@ def test_stream_of_typed_events(stub: Stub) -> None:
     stream = c.responses.create(model="m", input="Hi", stream=True)
     first = next(stream)
     assert isinstance(first, types.ResponseCreatedEvent) and first.response.status == "in_progress"
+    assert first.response.usage is None and first.response.output == [] and first.response.output_text == ""
     gate.set()
     rest = list(stream)
     want = [
@@ -187,7 +189,9 @@ def test_stream_incomplete(stub: Stub) -> None:
 def test_stream_error_then_failed(stub: Stub) -> None:
     """An error after the stream started is an error event, then
     response.failed, which ends the stream."""
-    failed = dict(response(status="failed"), error={"code": "device_error", "message": "device lost"})
+    failed = dict(
+        response(status="failed"), output=[], output_text="", usage=None, error={"code": "device_error", "message": "device lost"}
+    )
     stub.script(
         sse(
             *events()[:5],
@@ -199,6 +203,25 @@ def test_stream_error_then_failed(stub: Stub) -> None:
     err, last = got[-2], got[-1]
     assert isinstance(err, types.ResponseErrorEvent) and (err.code, err.message) == ("device_error", "device lost")
     assert isinstance(last, types.ResponseFailedEvent) and last.response.error.code == "device_error"
+    assert last.response.status == "failed" and last.response.usage is None
+
+
+def test_message_items_with_type_and_the_server_echoes(stub: Stub) -> None:
+    """Input items may carry type "message"; the response echoes the
+    request's sampling, max_output_tokens, user and the device's usage."""
+    neuro_usage = {"timesteps": 40, "spikes": 1200, "synaptic_ops": 5000, "energy_uj": 0.25}
+    stub.script(
+        ok(response(temperature=0.0, top_p=1.0, max_output_tokens=16, user="u", metadata={"k": "v"}, neuro=neuro_usage))
+    )
+    items = [
+        {"type": "message", "role": "developer", "content": "Be brief."},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]},
+    ]
+    r = client(stub).responses.create(model="m", input=iter(items), max_output_tokens=16, temperature=0, user="u")
+    assert json.loads(stub.requests[0][3])["input"] == items
+    assert (r.temperature, r.top_p, r.max_output_tokens, r.user, r.metadata) == (0.0, 1.0, 16, "u", {"k": "v"})
+    assert isinstance(r.neuro, types.NeuromorphicUsage) and r.neuro.energy_uj == 0.25
+    assert r.usage.output_tokens_details.reasoning_tokens == 0
 
 
 def test_stream_cut_off_before_its_last_event(stub: Stub) -> None:

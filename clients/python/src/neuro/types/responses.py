@@ -98,9 +98,18 @@ class Response(BaseObject):
     incomplete_details: Optional[IncompleteDetails] = None
     error: Optional[ResponseError] = None
     store: Optional[bool] = None
+    temperature: Optional[float] = None
+    top_p: Optional[float] = None
+    max_output_tokens: Optional[int] = None
+    """As the request gave it; None where it did not."""
     metadata: Optional[Dict[str, str]] = None
+    user: Optional[str] = None
     usage: Optional[ResponseUsage] = None
+    """None until the response is done (in ``response.created`` and
+    ``response.in_progress`` events) and on a failed response."""
     neuro: Optional[NeuromorphicUsage] = None
+    """What the turn cost the device (``timesteps``, ``spikes``,
+    ``synaptic_ops``, ``energy_uj``)."""
 
     @property
     def output_text(self) -> str:
@@ -157,6 +166,7 @@ class ResponseTextDeltaEvent(ResponseStreamEvent):
     output_index: int
     content_index: int
     delta: str
+    logprobs: Optional[List[Any]] = None
 
 
 class ResponseTextDoneEvent(ResponseStreamEvent):
@@ -195,7 +205,7 @@ class ResponseErrorEvent(ResponseStreamEvent):
     ``response.failed`` event follows."""
 
     code: Optional[str] = None
-    message: str
+    message: Optional[str] = None
     param: Optional[str] = None
 
 
