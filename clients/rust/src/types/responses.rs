@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::chat::{NeuromorphicUsage, Role};
 
@@ -29,6 +29,9 @@ pub enum InputContent {
 /// One message of a response's input.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InputMessage {
+    /// `message` where given (the server takes a message without it too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<&'static str>,
     pub role: Role,
     pub content: InputContent,
 }
@@ -36,7 +39,18 @@ pub struct InputMessage {
 impl InputMessage {
     /// A message with a role and a text.
     pub fn new(role: Role, text: impl Into<String>) -> Self {
-        InputMessage { role, content: InputContent::Text(text.into()) }
+        InputMessage { r#type: None, role, content: InputContent::Text(text.into()) }
+    }
+
+    /// A message with a role and text parts (`input_text`).
+    pub fn parts(role: Role, parts: Vec<InputText>) -> Self {
+        InputMessage { r#type: None, role, content: InputContent::Parts(parts) }
+    }
+
+    /// Sends the item's `type` (`message`), as OpenAI's SDKs do.
+    pub fn typed(mut self) -> Self {
+        self.r#type = Some("message");
+        self
     }
 
     /// A message with the role `user`.
@@ -275,6 +289,11 @@ pub struct ResponseError {
     pub message: String,
 }
 
+/// A field that the server may send as null, read as its default.
+fn null_as_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> std::result::Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 /// One turn of a conversation, as the server stores it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Response {
@@ -287,10 +306,10 @@ pub struct Response {
     pub previous_response_id: Option<String>,
     #[serde(default)]
     pub instructions: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub output: Vec<OutputMessage>,
     /// The text of all the output_text parts together.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub output_text: String,
     #[serde(default)]
     pub incomplete_details: Option<IncompleteDetails>,
@@ -298,9 +317,22 @@ pub struct Response {
     pub error: Option<ResponseError>,
     #[serde(default)]
     pub store: Option<bool>,
+    /// The sampling the turn used.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// As the request gave it; None where it did not.
+    #[serde(default)]
+    pub max_output_tokens: Option<u32>,
     #[serde(default)]
     pub metadata: Option<BTreeMap<String, String>>,
     #[serde(default)]
+    pub user: Option<String>,
+    /// The turn's tokens. The server sends none (null) until the response
+    /// is done (in the `Created` and `InProgress` events) and for a failed
+    /// one; then it is all zeros.
+    #[serde(default, deserialize_with = "null_as_default")]
     pub usage: ResponseUsage,
     /// What the turn cost the device.
     #[serde(default)]
@@ -354,6 +386,7 @@ pub enum ResponseStreamEvent {
         sequence_number: u64,
         #[serde(default)]
         code: Option<String>,
+        #[serde(default)]
         message: String,
         #[serde(default)]
         param: Option<String>,
@@ -414,8 +447,10 @@ mod tests {
                 "temperature":0.0,"top_p":0.5,"metadata":{"k":"v"},"user":"u"})
         );
         assert_eq!(serde_json::to_value(ResponseRequest::new("m", "Hi")).unwrap(), serde_json::json!({"model":"m","input":"Hi"}));
-        let parts = InputMessage { role: Role::User, content: InputContent::Parts(vec![InputText::new("a")]) };
+        let parts = InputMessage::parts(Role::User, vec![InputText::new("a")]);
         assert_eq!(serde_json::to_value(parts).unwrap(), serde_json::json!({"role":"user","content":[{"type":"input_text","text":"a"}]}));
+        let typed = InputMessage::developer("Be brief.").typed();
+        assert_eq!(serde_json::to_value(typed).unwrap(), serde_json::json!({"type":"message","role":"developer","content":"Be brief."}));
     }
 
     #[test]
@@ -439,6 +474,19 @@ mod tests {
             serde_json::from_str(r#"{"type":"error","sequence_number":5,"code":"device_error","message":"device lost","param":null}"#)
                 .unwrap();
         assert!(matches!(e, ResponseStreamEvent::Error { ref code, .. } if code.as_deref() == Some("device_error")));
+        // A response in progress, as response.created carries it: no usage yet.
+        let c: ResponseStreamEvent = serde_json::from_str(
+            r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","created_at":1,
+            "status":"in_progress","model":"neuro-1-lite","previous_response_id":null,"instructions":"Be brief.","output":[],
+            "output_text":"","incomplete_details":null,"error":null,"store":true,"temperature":0,"top_p":1,"max_output_tokens":16,
+            "metadata":{},"usage":null}}"#,
+        )
+        .unwrap();
+        let r = c.response().unwrap();
+        assert_eq!(
+            (r.status, r.usage.total_tokens, r.max_output_tokens, r.temperature),
+            (ResponseStatus::InProgress, 0, Some(16), Some(0.0))
+        );
         let u: ResponseStreamEvent = serde_json::from_str(r#"{"type":"response.queued","sequence_number":0}"#).unwrap();
         assert_eq!(u, ResponseStreamEvent::Unknown);
     }

@@ -20,6 +20,18 @@ fn response(status: &str, text: &str) -> String {
     .replace('\n', "")
 }
 
+/// A response that is not done, as the server sends it in
+/// `response.created`, `response.in_progress` and `response.failed`: no
+/// output and no usage.
+fn unfinished(status: &str) -> String {
+    let r = response(status, "");
+    let (head, _) = r.split_once(r#""output":"#).unwrap();
+    format!(
+        r#"{head}"output":[],"output_text":"","incomplete_details":null,"error":{},"store":true,"metadata":{{}},"usage":null}}"#,
+        if status == "failed" { r#"{"code":"device_error","message":"device lost"}"# } else { "null" }
+    )
+}
+
 /// The events of a streamed response whose text is the pieces, ending
 /// with `last`; each as (type, data).
 fn events(pieces: &[&str], last: &str) -> Vec<(String, String)> {
@@ -28,18 +40,20 @@ fn events(pieces: &[&str], last: &str) -> Vec<(String, String)> {
     let part = r#"{"type":"output_text","text":"","annotations":[]}"#;
     let item = r#"{"type":"message","id":"msg_1","status":"in_progress","role":"assistant","content":[]}"#;
     let mut out = vec![
-        ("response.created".to_string(), format!(r#""response":{}"#, response("in_progress", ""))),
-        ("response.in_progress".to_string(), format!(r#""response":{}"#, response("in_progress", ""))),
+        ("response.created".to_string(), format!(r#""response":{}"#, unfinished("in_progress"))),
+        ("response.in_progress".to_string(), format!(r#""response":{}"#, unfinished("in_progress"))),
         ("response.output_item.added".to_string(), format!(r#""output_index":0,"item":{item}"#)),
         ("response.content_part.added".to_string(), format!(r#"{at},"part":{part}"#)),
     ];
     for p in pieces {
-        out.push(("response.output_text.delta".to_string(), format!(r#"{at},"delta":"{p}""#)));
+        out.push(("response.output_text.delta".to_string(), format!(r#"{at},"delta":"{p}","logprobs":[]"#)));
     }
     out.push(("response.output_text.done".to_string(), format!(r#"{at},"text":"{whole}""#)));
     out.push(("response.content_part.done".to_string(), format!(r#"{at},"part":{part}"#)));
     out.push(("response.output_item.done".to_string(), format!(r#""output_index":0,"item":{item}"#)));
-    out.push((last.to_string(), format!(r#""response":{}"#, response(last.trim_start_matches("response."), &whole))));
+    let status = last.trim_start_matches("response.");
+    let end = if status == "failed" { unfinished(status) } else { response(status, &whole) };
+    out.push((last.to_string(), format!(r#""response":{end}"#)));
     out.into_iter().enumerate().map(|(i, (t, fields))| (t.clone(), format!(r#"{{"type":"{t}","sequence_number":{i},{fields}}}"#))).collect()
 }
 
@@ -109,7 +123,9 @@ fn responses_stream_of_typed_events_ends_after_completed() {
     let body: serde_json::Value = serde_json::from_slice(&stub.seen()[0].body).unwrap();
     assert_eq!(body, serde_json::json!({"model":"m","input":"Hi","stream":true}));
     assert_eq!(got.len(), evs.len());
-    assert!(matches!(got[0], ResponseStreamEvent::Created { sequence_number: 0, .. }));
+    assert!(
+        matches!(got[0], ResponseStreamEvent::Created { sequence_number: 0, ref response } if response.status == ResponseStatus::InProgress && response.usage.total_tokens == 0)
+    );
     assert!(matches!(got[2], ResponseStreamEvent::OutputItemAdded { .. }));
     assert!(matches!(got[3], ResponseStreamEvent::ContentPartAdded { .. }));
     assert!(matches!(got[6], ResponseStreamEvent::OutputTextDone { ref text, .. } if text == "Hello"));
@@ -140,7 +156,13 @@ fn responses_stream_ends_after_incomplete_and_after_error_then_failed() {
     assert!(
         matches!(&two[two.len() - 2], ResponseStreamEvent::Error { code, message, .. } if code.as_deref() == Some("device_error") && message == "device lost")
     );
-    assert!(matches!(two.last().unwrap(), ResponseStreamEvent::Failed { .. }));
+    match two.last().unwrap() {
+        ResponseStreamEvent::Failed { response, .. } => {
+            assert_eq!(response.status, ResponseStatus::Failed);
+            assert_eq!(response.error.as_ref().and_then(|e| e.code.as_deref()), Some("device_error"));
+        }
+        other => panic!("want Failed, got {other:?}"),
+    }
 }
 
 #[test]
