@@ -37,11 +37,12 @@ function events(pieces = ['Hel', 'lo'], last = 'response.completed') {
   const at = { item_id: 'msg_1', output_index: 0, content_index: 0 };
   const part = { type: 'output_text', text: '', annotations: [] };
   const out = [
-    { type: 'response.created', response: { ...r, status: 'in_progress', output: [] } },
-    { type: 'response.in_progress', response: { ...r, status: 'in_progress', output: [] } },
+    // As the server sends them: no output and no usage yet.
+    { type: 'response.created', response: { ...r, status: 'in_progress', output: [], output_text: '', usage: null } },
+    { type: 'response.in_progress', response: { ...r, status: 'in_progress', output: [], output_text: '', usage: null } },
     { type: 'response.output_item.added', output_index: 0, item: { ...r.output[0], status: 'in_progress', content: [] } },
     { type: 'response.content_part.added', ...at, part },
-    ...pieces.map((delta) => ({ type: 'response.output_text.delta', ...at, delta })),
+    ...pieces.map((delta) => ({ type: 'response.output_text.delta', ...at, delta, logprobs: [] })),
     { type: 'response.output_text.done', ...at, text: pieces.join('') },
     { type: 'response.content_part.done', ...at, part: { ...part, text: pieces.join('') } },
     { type: 'response.output_item.done', output_index: 0, item: r.output[0] },
@@ -115,6 +116,7 @@ test('a streamed response: typed events, parsed as they arrive, ending after res
       got.push(e);
       if (got.length === 1) {
         assert.equal(e.type, 'response.created');
+        assert.equal(e.response.usage, null);
         release();
       }
     }
@@ -129,7 +131,7 @@ test('a streamed response: typed events, parsed as they arrive, ending after res
 });
 
 test('a streamed response ends after response.incomplete, and after an error event and response.failed', async () => {
-  const failed = { ...response({ status: 'failed' }), error: { code: 'device_error', message: 'device lost' } };
+  const failed = { ...response({ status: 'failed', text: '' }), output: [], usage: null, error: { code: 'device_error', message: 'device lost' } };
   const stub = await startStub((req, res, r, n) => {
     if (n === 1) sendEvents(res, events(['a'], 'response.incomplete'));
     else
@@ -149,6 +151,7 @@ test('a streamed response ends after response.incomplete, and after an error eve
     assert.deepEqual(two.slice(-2).map((e) => e.type), ['error', 'response.failed']);
     assert.equal(two.at(-2).code, 'device_error');
     assert.equal(two.at(-1).response.error.code, 'device_error');
+    assert.equal(two.at(-1).response.usage, null);
   } finally {
     await stub.close();
   }

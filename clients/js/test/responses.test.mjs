@@ -39,17 +39,64 @@ for (const mode of ['real', 'mock']) {
       const stream = await client.responses.create({ ...opts, input: 'And the sky?', previous_response_id: second.id, stream: true });
       for await (const e of stream) events.push(e);
       const types = events.map((e) => e.type);
-      assert.deepEqual(types.slice(0, 2), ['response.created', 'response.in_progress']);
+      const deltas = types.filter((t) => t === 'response.output_text.delta').length;
+      assert.deepEqual(types, [
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        ...Array(deltas).fill('response.output_text.delta'),
+        'response.output_text.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        types.at(-1),
+      ]);
+      assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
+      assert.equal(events[0].response.status, 'in_progress');
+      assert.equal(events[0].response.usage, null);
       const last = events.at(-1);
       assert.ok(['response.completed', 'response.incomplete'].includes(last.type), last.type);
       const text = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
       assert.equal(text, last.response.output_text);
       assert.equal(last.response.previous_response_id, second.id);
+      assert.equal((await client.responses.retrieve(last.response.id)).output_text, text);
 
       for (const r of [first, second, last.response]) {
         assert.deepEqual(await client.responses.delete(r.id), { id: r.id, object: 'response', deleted: true });
       }
-      await assert.rejects(client.responses.retrieve(first.id), (err) => err instanceof NotFoundError && err.code === 'response_not_found');
+      await assert.rejects(
+        client.responses.retrieve(first.id),
+        (err) => err instanceof NotFoundError && err.code === 'response_not_found' && err.param === 'response_id',
+      );
+      await assert.rejects(
+        client.responses.create({ ...opts, input: 'Again?', previous_response_id: second.id }),
+        (err) => err instanceof NotFoundError && err.code === 'response_not_found' && err.param === 'previous_response_id',
+      );
+    });
+
+    test('the fields echoed, and an unstored response', async () => {
+      const r = await client.responses.create({
+        model: 'neuro-1-lite',
+        input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Name a sea.' }] }],
+        instructions: 'Be brief.',
+        store: false,
+        max_output_tokens: 4,
+        temperature: 0,
+        top_p: 1,
+        metadata: { topic: 'seas' },
+        user: 'u-1',
+      });
+      assert.deepEqual([r.instructions, r.store, r.metadata, r.max_output_tokens, r.temperature, r.top_p, r.user], ['Be brief.', false, { topic: 'seas' }, 4, 0, 1, 'u-1']);
+      const item = r.output[0];
+      assert.deepEqual([item.type, item.role, item.content[0].type, item.content[0].annotations], ['message', 'assistant', 'output_text', []]);
+      assert.match(item.id, /^msg_/);
+      assert.ok(r.usage.output_tokens <= 4);
+      assert.equal(r.usage.output_tokens_details.reasoning_tokens, 0);
+      if (r.status === 'incomplete') assert.deepEqual(r.incomplete_details, { reason: 'max_output_tokens' });
+      else assert.deepEqual([r.status, r.incomplete_details], ['completed', null]);
+      assert.equal(r.error, null);
+      assert.ok(r.neuro.timesteps > 0);
+      await assert.rejects(client.responses.retrieve(r.id), (err) => err instanceof NotFoundError && err.code === 'response_not_found');
     });
   });
 }

@@ -28,7 +28,7 @@ export interface ResponseCreateParamsBase {
   /** Up to 16 string pairs, stored with the response. */
   metadata?: Record<string, string> | null;
   /** Identifies the end user. */
-  user?: string;
+  user?: string | null;
   stream?: boolean | null;
 }
 
@@ -81,11 +81,22 @@ export interface Response {
   /** The text of all the output_text parts together. */
   output_text: string;
   incomplete_details: { reason: 'max_output_tokens' | string } | null;
-  error: { code: string | null; message: string } | null;
+  error: { code: string; message: string } | null;
   store: boolean;
-  metadata: Record<string, string> | null;
-  usage: ResponseUsage;
-  /** What the turn cost the device. */
+  /** The sampling the turn used. */
+  temperature: number;
+  top_p: number;
+  /** As the request gave it; null where it did not. */
+  max_output_tokens: number | null;
+  metadata: Record<string, string>;
+  /** As the request gave it. */
+  user?: string;
+  /**
+   * The turn's tokens; null until the response is done (in the
+   * response.created and response.in_progress events) and on a failed one.
+   */
+  usage: ResponseUsage | null;
+  /** What the turn cost the device (set once the response is done). */
   neuro?: NeuromorphicUsage;
 }
 
@@ -118,6 +129,7 @@ export interface ResponseContentPartAddedEvent extends EventBase<'response.conte
 /** The next piece of text. */
 export interface ResponseTextDeltaEvent extends EventBase<'response.output_text.delta'>, TextPosition {
   delta: string;
+  logprobs?: unknown[];
 }
 export interface ResponseTextDoneEvent extends EventBase<'response.output_text.done'>, TextPosition {
   text: string;
@@ -140,9 +152,9 @@ export interface ResponseFailedEvent extends EventBase<'response.failed'> {
 }
 /** The generation failed after the stream started; a response.failed event follows. */
 export interface ResponseErrorEvent extends EventBase<'error'> {
-  code: string | null;
+  code?: string | null;
   message: string;
-  param: string | null;
+  param?: string | null;
 }
 
 /** One event of a streamed response; `type` tells which. */

@@ -73,7 +73,7 @@ export async function usage(client: Neuro): Promise<void> {
     input: [{ role: 'user', content: [{ type: 'input_text', text: 'And?' }] }],
     previous_response_id: first.id,
   });
-  const cached: number = next.usage.input_tokens_details.cached_tokens;
+  const cached: number | undefined = next.usage?.input_tokens_details.cached_tokens;
   const outText: string = next.output_text;
   const rs = await client.responses.create({ model: 'neuro-1-heavy', input: 'Hi', stream: true });
   expectType<Equal<typeof rs, Stream<ResponseStreamEvent>>>();
