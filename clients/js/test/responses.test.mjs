@@ -2,7 +2,7 @@
 // stored conversation made, read back, continued, streamed and deleted.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Neuro, NotFoundError } from '../dist/index.js';
+import { Neuro, NotFoundError, BadRequestError } from '../dist/index.js';
 import { startServer } from './helpers.mjs';
 
 for (const mode of ['real', 'mock']) {
@@ -97,6 +97,17 @@ for (const mode of ['real', 'mock']) {
       assert.equal(r.error, null);
       assert.ok(r.neuro.timesteps > 0);
       await assert.rejects(client.responses.retrieve(r.id), (err) => err instanceof NotFoundError && err.code === 'response_not_found');
+    });
+
+    test('errors before a stream starts, and an unsupported field', async () => {
+      await assert.rejects(
+        client.responses.create({ model: 'neuro-1-lite', input: 'Hi', previous_response_id: 'resp_unknown', stream: true }),
+        (err) => err instanceof NotFoundError && err.code === 'response_not_found' && err.param === 'previous_response_id',
+      );
+      await assert.rejects(
+        client.responses.create({ model: 'neuro-1-lite', input: 'Hi', tools: [{ type: 'web_search' }] }),
+        (err) => err instanceof BadRequestError && err.code === 'unsupported_parameter' && err.param === 'tools',
+      );
     });
   });
 }

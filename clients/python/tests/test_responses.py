@@ -94,3 +94,12 @@ def test_responses_fields_echoed_and_unstored(client: neuro.Client) -> None:
     with pytest.raises(neuro.NotFoundError) as e:
         client.responses.retrieve(r.id)
     assert e.value.code == "response_not_found"
+
+
+def test_responses_errors_before_a_stream_and_unsupported_fields(client: neuro.Client) -> None:
+    with pytest.raises(neuro.NotFoundError) as e:
+        client.responses.create(model="neuro-1-lite", input="Hi", previous_response_id="resp_unknown", stream=True)
+    assert (e.value.code, e.value.param) == ("response_not_found", "previous_response_id")
+    with pytest.raises(neuro.BadRequestError) as e:
+        client.responses.create(model="neuro-1-lite", input="Hi", extra_body={"tools": [{"type": "web_search"}]})
+    assert (e.value.code, e.value.param) == ("unsupported_parameter", "tools")

@@ -123,3 +123,18 @@ fn responses_fields_echoed_and_unstored() {
         }
     }
 }
+
+#[test]
+fn responses_stream_refused_before_it_starts() {
+    for srv in both() {
+        let c = client(&srv, "main");
+        let req = ResponseRequest::new("neuro-1-lite", "Hi").previous_response_id("resp_unknown");
+        match c.responses().stream(&req) {
+            Err(Error::Api { status: 404, code: Some(code), param: Some(param), .. }) => {
+                assert_eq!((code.as_str(), param.as_str()), ("response_not_found", "previous_response_id"))
+            }
+            Err(other) => panic!("want 404 response_not_found, got {other:?}"),
+            Ok(_) => panic!("want 404 response_not_found, got a stream"),
+        }
+    }
+}
