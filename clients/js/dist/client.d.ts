@@ -4,6 +4,7 @@ import { Completions } from './resources/completions.js';
 import { Deployments } from './resources/deployments.js';
 import { Models } from './resources/models.js';
 import { Networks } from './resources/networks.js';
+import { Responses } from './resources/responses.js';
 import { TelemetryResource } from './resources/telemetry.js';
 import type { ErrorObject } from './errors.js';
 /** The server's health: `ok`, or `unavailable` with the reason. */
@@ -37,6 +38,7 @@ export declare class Neuro {
     #private;
     readonly chat: Chat;
     readonly completions: Completions;
+    readonly responses: Responses;
     readonly models: Models;
     readonly deployments: Deployments;
     readonly networks: Networks;

@@ -4,6 +4,7 @@ import { Completions } from './resources/completions.js';
 import { Deployments } from './resources/deployments.js';
 import { Models } from './resources/models.js';
 import { Networks } from './resources/networks.js';
+import { Responses } from './resources/responses.js';
 import { TelemetryResource } from './resources/telemetry.js';
 /**
  * A client of one Neuro server. Its resources follow the REST API:
@@ -16,6 +17,7 @@ import { TelemetryResource } from './resources/telemetry.js';
 export class Neuro {
     chat;
     completions;
+    responses;
     models;
     deployments;
     networks;
@@ -27,6 +29,7 @@ export class Neuro {
         this.#t = new Transport(options);
         this.chat = new Chat(this.#t);
         this.completions = new Completions(this.#t);
+        this.responses = new Responses(this.#t);
         this.models = new Models(this.#t);
         this.deployments = new Deployments(this.#t);
         this.networks = new Networks(this.#t);

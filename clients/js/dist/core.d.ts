@@ -88,8 +88,12 @@ export declare class Transport {
     json<T>(call: Call): Promise<T>;
     /** Sends a call and returns its answer as text. */
     text(call: Call): Promise<string>;
-    /** Sends a call whose answer is a stream of server-sent events. */
-    stream<T>(call: Call): Promise<Stream<T>>;
+    /**
+     * Sends a call whose answer is a stream of server-sent events; with
+     * endEvents, the stream ends after an event of one of those types instead
+     * of at data: [DONE].
+     */
+    stream<T>(call: Call, endEvents?: ReadonlySet<string>): Promise<Stream<T>>;
     private url;
     private headers;
     private send;

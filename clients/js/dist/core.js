@@ -135,8 +135,12 @@ export class Transport {
     text(call) {
         return this.send(call, false, (res) => res.text());
     }
-    /** Sends a call whose answer is a stream of server-sent events. */
-    stream(call) {
+    /**
+     * Sends a call whose answer is a stream of server-sent events; with
+     * endEvents, the stream ends after an event of one of those types instead
+     * of at data: [DONE].
+     */
+    stream(call, endEvents) {
         return this.send(call, true, async (res, controller, release) => {
             const type = res.headers.get('content-type') ?? '';
             if (!type.startsWith('text/event-stream')) {
@@ -146,7 +150,7 @@ export class Transport {
                     headers: res.headers,
                 });
             }
-            return new Stream(res, controller, release);
+            return new Stream(res, controller, release, endEvents);
         });
     }
     url(call) {

@@ -28,9 +28,13 @@ export declare class SSEDecoder {
  * connection, and the server stops generating. `controller.abort()` does
  * the same from elsewhere.
  *
- * The stream ends after `data: [DONE]`. An error event from the server is
- * thrown as its NeuroError kind (with no `status`); a connection that ends
- * before `[DONE]` throws an APIConnectionError.
+ * The stream ends after `data: [DONE]` or, for a response's stream, after
+ * its last event (response.completed, response.incomplete or
+ * response.failed; the Responses API sends no [DONE]). An error the server
+ * sends in the middle of a chunk stream is thrown as its NeuroError kind
+ * (with no `status`); a response's stream carries it as an `error` event
+ * instead. A connection that ends before the stream's end throws an
+ * APIConnectionError.
  */
 export declare class Stream<T> implements AsyncIterable<T> {
     /** The HTTP response whose body is being read. */
@@ -39,8 +43,13 @@ export declare class Stream<T> implements AsyncIterable<T> {
     readonly controller: AbortController;
     private consumed;
     private readonly release;
-    /** release, when given, is called once the stream has ended (or was left). */
-    constructor(response: Response, controller: AbortController, release?: () => void);
+    private readonly endEvents;
+    /**
+     * release, when given, is called once the stream has ended (or was left);
+     * endEvents, when given, are the event types after which it ends (else it
+     * ends at data: [DONE]).
+     */
+    constructor(response: Response, controller: AbortController, release?: () => void, endEvents?: ReadonlySet<string>);
     [Symbol.asyncIterator](): AsyncIterator<T>;
     private decode;
     private readError;

@@ -116,9 +116,13 @@ async function drain(reader) {
  * connection, and the server stops generating. `controller.abort()` does
  * the same from elsewhere.
  *
- * The stream ends after `data: [DONE]`. An error event from the server is
- * thrown as its NeuroError kind (with no `status`); a connection that ends
- * before `[DONE]` throws an APIConnectionError.
+ * The stream ends after `data: [DONE]` or, for a response's stream, after
+ * its last event (response.completed, response.incomplete or
+ * response.failed; the Responses API sends no [DONE]). An error the server
+ * sends in the middle of a chunk stream is thrown as its NeuroError kind
+ * (with no `status`); a response's stream carries it as an `error` event
+ * instead. A connection that ends before the stream's end throws an
+ * APIConnectionError.
  */
 export class Stream {
     /** The HTTP response whose body is being read. */
@@ -127,11 +131,17 @@ export class Stream {
     controller;
     consumed = false;
     release;
-    /** release, when given, is called once the stream has ended (or was left). */
-    constructor(response, controller, release) {
+    endEvents;
+    /**
+     * release, when given, is called once the stream has ended (or was left);
+     * endEvents, when given, are the event types after which it ends (else it
+     * ends at data: [DONE]).
+     */
+    constructor(response, controller, release, endEvents) {
         this.response = response;
         this.controller = controller;
         this.release = release;
+        this.endEvents = endEvents;
     }
     async *[Symbol.asyncIterator]() {
         if (this.consumed)
@@ -159,10 +169,16 @@ export class Stream {
                         done = await drain(reader);
                         return;
                     }
-                    yield this.decode(ev.data);
+                    const v = this.decode(ev);
+                    yield v;
+                    if (this.endEvents && (this.endEvents.has(ev.event) || this.endEvents.has(v.type))) {
+                        done = await drain(reader);
+                        return;
+                    }
                 }
                 if (r.done) {
-                    throw new APIConnectionError(`the stream ended before [DONE]${sse.end() ? ' (in the middle of an event)' : ''}`, {
+                    const end = this.endEvents ? 'its last event' : '[DONE]';
+                    throw new APIConnectionError(`the stream ended before ${end}${sse.end() ? ' (in the middle of an event)' : ''}`, {
                         headers: this.response.headers,
                     });
                 }
@@ -177,7 +193,7 @@ export class Stream {
             this.release?.();
         }
     }
-    decode(data) {
+    decode({ event, data }) {
         let v;
         try {
             v = JSON.parse(data);
@@ -185,8 +201,10 @@ export class Stream {
         catch (err) {
             throw new NeuroError(`an event that is not JSON: ${data.slice(0, 200)}`, { headers: this.response.headers, cause: err });
         }
-        // A chunk never has an "error" key: an event that has one is the server's last word.
-        if (typeof v === 'object' && v !== null && 'error' in v && v.error) {
+        // A chunk never has an "error" key: an event that has one is the server's
+        // last word. (A response's events are named, and a failed response
+        // carries an "error" of its own.)
+        if (typeof v === 'object' && v !== null && 'error' in v && v.error && (!this.endEvents || event === '')) {
             throw errorFromResponse(undefined, v, this.response.headers);
         }
         return v;

@@ -4,6 +4,7 @@ import { Completions } from './resources/completions.js';
 import { Deployments } from './resources/deployments.js';
 import { Models } from './resources/models.js';
 import { Networks } from './resources/networks.js';
+import { Responses } from './resources/responses.js';
 import { TelemetryResource } from './resources/telemetry.js';
 import type { ErrorObject } from './errors.js';
 
@@ -31,6 +32,7 @@ export interface Health {
 export class Neuro {
   readonly chat: Chat;
   readonly completions: Completions;
+  readonly responses: Responses;
   readonly models: Models;
   readonly deployments: Deployments;
   readonly networks: Networks;
@@ -43,6 +45,7 @@ export class Neuro {
     this.#t = new Transport(options);
     this.chat = new Chat(this.#t);
     this.completions = new Completions(this.#t);
+    this.responses = new Responses(this.#t);
     this.models = new Models(this.#t);
     this.deployments = new Deployments(this.#t);
     this.networks = new Networks(this.#t);

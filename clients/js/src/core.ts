@@ -205,8 +205,12 @@ export class Transport {
     return this.send(call, false, (res) => res.text());
   }
 
-  /** Sends a call whose answer is a stream of server-sent events. */
-  stream<T>(call: Call): Promise<Stream<T>> {
+  /**
+   * Sends a call whose answer is a stream of server-sent events; with
+   * endEvents, the stream ends after an event of one of those types instead
+   * of at data: [DONE].
+   */
+  stream<T>(call: Call, endEvents?: ReadonlySet<string>): Promise<Stream<T>> {
     return this.send(call, true, async (res, controller, release) => {
       const type = res.headers.get('content-type') ?? '';
       if (!type.startsWith('text/event-stream')) {
@@ -216,7 +220,7 @@ export class Transport {
           headers: res.headers,
         });
       }
-      return new Stream<T>(res, controller, release);
+      return new Stream<T>(res, controller, release, endEvents);
     });
   }
 

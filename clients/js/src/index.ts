@@ -28,6 +28,7 @@ export { ListPromise, type List } from './list.js';
 export type * from './resources/shared.js';
 export type * from './resources/chat.js';
 export type * from './resources/completions.js';
+export type * from './resources/responses.js';
 export type * from './resources/models.js';
 export type * from './resources/deployments.js';
 export type * from './resources/networks.js';

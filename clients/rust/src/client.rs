@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::{api_error, DecodeError, TransportError};
-use crate::resources::{Chat, Completions, Deployments, Models, Networks, Telemetry};
+use crate::resources::{Chat, Completions, Deployments, Models, Networks, Responses, Telemetry};
 use crate::retry::{parse_retry_after, Failure, RetryPolicy};
 use crate::sse::Stream;
 use crate::types::Health;
@@ -304,6 +304,12 @@ impl Client {
     /// Text completions.
     pub fn completions(&self) -> Completions<'_> {
         Completions { client: self }
+    }
+
+    /// Responses: conversations the server stores, continued by
+    /// `previous_response_id`.
+    pub fn responses(&self) -> Responses<'_> {
+        Responses { client: self }
     }
 
     /// Models: the built-in language models and the caller's compiled

@@ -59,7 +59,7 @@ mod types;
 
 pub use client::{Client, ClientBuilder, DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT};
 pub use error::{ApiErrorKind, DecodeError, Error, Result, TransportError};
-pub use resources::{Chat, Completions, Deployments, Models, Networks, Telemetry};
+pub use resources::{Chat, Completions, Deployments, Models, Networks, Responses, Telemetry};
 pub use sse::Stream;
 pub use types::*;
 

@@ -10,7 +10,8 @@ use crate::encode::{base64_into, path_segment};
 use crate::sse::Stream;
 use crate::types::{
     ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, CompileOptions, CompiledNetwork, Completion, CompletionRequest, Deleted,
-    Deployment, DeploymentRequest, DeploymentStatus, Format, List, Model, Run, RunRequest, TelemetryQuery, TelemetryReport,
+    Deployment, DeploymentRequest, DeploymentStatus, Format, List, Model, Response, ResponseRequest, ResponseStreamEvent, Run, RunRequest,
+    TelemetryQuery, TelemetryReport,
 };
 use crate::{Client, Error, Result};
 
@@ -87,6 +88,40 @@ impl Completions<'_> {
     /// (A server in mock mode answers 400 `stream_not_supported`.)
     pub fn stream(&self, req: &CompletionRequest) -> Result<Stream<Completion>> {
         self.client.stream(&Request::post("/v1/completions".into(), &Streamed::new(req, req.include_usage))?)
+    }
+}
+
+/// Responses, OpenAI's stateful conversations: `/v1/responses`.
+#[derive(Debug, Clone, Copy)]
+pub struct Responses<'a> {
+    pub(crate) client: &'a Client,
+}
+
+impl Responses<'_> {
+    /// Makes a response, one turn of a conversation that the server stores
+    /// (unless `store(false)`); `previous_response_id` continues an earlier
+    /// one.
+    pub fn create(&self, req: &ResponseRequest) -> Result<Response> {
+        self.client.json(&Request::post("/v1/responses".into(), req)?)
+    }
+
+    /// Streams a response: an iterator of typed events, which ends after
+    /// `Completed`, `Incomplete` or `Failed`. Dropping it closes the
+    /// connection and the server stops generating.
+    pub fn stream(&self, req: &ResponseRequest) -> Result<Stream<ResponseStreamEvent>> {
+        let s: Stream<ResponseStreamEvent> = self.client.stream(&Request::post("/v1/responses".into(), &Streamed::new(req, false))?)?;
+        Ok(s.ending_after(ResponseStreamEvent::is_last))
+    }
+
+    /// A stored response: 404 `response_not_found` for an unknown, expired,
+    /// unstored or another key's one.
+    pub fn retrieve(&self, id: &str) -> Result<Response> {
+        self.client.json(&Request::get(path("/v1/responses", id, "")?))
+    }
+
+    /// Deletes a stored response.
+    pub fn delete(&self, id: &str) -> Result<Deleted> {
+        self.client.json(&Request::delete(path("/v1/responses", id, "")?))
     }
 }
 

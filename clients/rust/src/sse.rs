@@ -102,21 +102,36 @@ type Body = Box<dyn Read + Send + Sync + 'static>;
 
 /// A streamed answer: an iterator of its chunks, decoded as they arrive.
 ///
-/// The iterator ends after the server's `data: [DONE]`. An error (an
-/// error event from the server, a broken connection, a stream that ends
-/// without `[DONE]`) is yielded once, and then the iterator ends.
+/// The iterator ends after the server's `data: [DONE]` or, for a
+/// response's stream, after its last event (`response.completed`,
+/// `response.incomplete` or `response.failed`; the Responses API sends no
+/// `[DONE]`). An error (an error chunk from the server, a broken
+/// connection, a stream that ends before its end) is yielded once, and then
+/// the iterator ends. (A response's stream carries a generation error as an
+/// `error` event instead, followed by `response.failed`.)
 /// Dropping the stream closes the connection, which makes the server stop
 /// generating at once.
 pub struct Stream<T> {
     events: Option<EventReader<Body>>,
     status: u16,
     request_id: Option<String>,
+    /// Says whether an item is the stream's last (None: it ends at
+    /// `data: [DONE]`); `ended` that one came.
+    last: Option<fn(&T) -> bool>,
+    ended: bool,
     _chunk: PhantomData<fn() -> T>,
 }
 
 impl<T> Stream<T> {
     pub(crate) fn new(body: Body, status: u16, request_id: Option<String>) -> Self {
-        Stream { events: Some(EventReader::new(body)), status, request_id, _chunk: PhantomData }
+        Stream { events: Some(EventReader::new(body)), status, request_id, last: None, ended: false, _chunk: PhantomData }
+    }
+
+    /// The stream ends after the item for which last is true, instead of at
+    /// `data: [DONE]`.
+    pub(crate) fn ending_after(mut self, last: fn(&T) -> bool) -> Self {
+        self.last = Some(last);
+        self
     }
 
     /// The `x-request-id` of the response, to quote in a report.
@@ -136,13 +151,24 @@ impl<T: DeserializeOwned> Iterator for Stream<T> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let events = self.events.as_mut()?;
+        if self.ended {
+            // Reads what follows the last event (normally the end of the
+            // response), then closes.
+            let _ = events.next_event();
+            self.events = None;
+            return None;
+        }
+        let responses = self.last.is_some();
         let item = match events.next_event() {
             Ok(Some(b"[DONE]")) => None,
             Ok(Some(data)) => Some(decode_event(data, self.status, &self.request_id)),
-            Ok(None) => Some(Err(truncated(&self.request_id))),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Some(Err(truncated(&self.request_id))),
+            Ok(None) => Some(Err(truncated(&self.request_id, responses))),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Some(Err(truncated(&self.request_id, responses))),
             Err(e) => Some(Err(crate::client::read_error(e))),
         };
+        if let (Some(Ok(v)), Some(last)) = (&item, self.last) {
+            self.ended = last(v);
+        }
         if !matches!(item, Some(Ok(_))) {
             self.events = None; // closes the connection
         }
@@ -153,9 +179,10 @@ impl<T: DeserializeOwned> Iterator for Stream<T> {
 /// After its end or its error, a stream yields nothing more.
 impl<T: DeserializeOwned> std::iter::FusedIterator for Stream<T> {}
 
-fn truncated(request_id: &Option<String>) -> Error {
+fn truncated(request_id: &Option<String>, responses: bool) -> Error {
     let id = request_id.as_deref().unwrap_or("unknown");
-    Error::Transport(TransportError::new(format!("stream ended before [DONE] (request {id})"), true, None))
+    let end = if responses { "its last event" } else { "[DONE]" };
+    Error::Transport(TransportError::new(format!("stream ended before {end} (request {id})"), true, None))
 }
 
 /// Decodes one event: a chunk, or the error event that ends a stream (a
@@ -234,6 +261,26 @@ mod tests {
 
     fn stream(input: &'static str) -> Vec<Result<Chunk, String>> {
         Stream::<Chunk>::new(Box::new(input.as_bytes()), 200, Some("req_1".into())).map(|r| r.map_err(|e| e.to_string())).collect()
+    }
+
+    /// A response's stream: named events, no [DONE]; it ends after the
+    /// item that `last` picks, and before it is a truncated stream.
+    #[test]
+    fn stream_ending_after_an_event() {
+        fn last(c: &Chunk) -> bool {
+            c.x == 9
+        }
+        let run = |input: &'static str| -> Vec<Result<Chunk, String>> {
+            Stream::<Chunk>::new(Box::new(input.as_bytes()), 200, Some("req_1".into()))
+                .ending_after(last)
+                .map(|r| r.map_err(|e| e.to_string()))
+                .collect()
+        };
+        let whole = run("event: a\ndata: {\"x\":1}\n\nevent: b\ndata: {\"x\":9}\n\nevent: c\ndata: {\"x\":3}\n\n");
+        assert_eq!(whole, [Ok(Chunk { x: 1 }), Ok(Chunk { x: 9 })]);
+        let cut = run("event: a\ndata: {\"x\":1}\n\n");
+        assert_eq!(cut.len(), 2);
+        assert!(cut[1].as_ref().unwrap_err().contains("stream ended before its last event (request req_1)"), "{cut:?}");
     }
 
     #[test]

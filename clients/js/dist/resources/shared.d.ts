@@ -11,6 +11,10 @@ export interface CompletionUsage {
     prompt_tokens: number;
     completion_tokens: number;
     total_tokens: number;
+    /** cached_tokens: the prompt tokens resumed from an earlier request's state instead of recomputed (0 on a miss). */
+    prompt_tokens_details?: {
+        cached_tokens: number;
+    };
     neuromorphic?: NeuromorphicUsage;
 }
 /** `stop`: the model ended or a stop sequence matched; `length`: max_tokens or the context limit was reached. */

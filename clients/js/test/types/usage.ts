@@ -11,6 +11,8 @@ import Neuro, {
   type CompiledNetwork,
   type Deployment,
   type Model,
+  type Response,
+  type ResponseStreamEvent,
   type Run,
   type Telemetry,
 } from 'neuro-client';
@@ -64,6 +66,29 @@ export async function usage(client: Neuro): Promise<void> {
     }
     if (e instanceof NeuroError) void e.requestID;
   }
+  const first = await client.responses.create({ model: 'neuro-1-heavy', input: 'Hi', instructions: 'Be brief.' });
+  expectType<Equal<typeof first, Response>>();
+  const next = await client.responses.create({
+    model: 'neuro-1-heavy',
+    input: [{ role: 'user', content: [{ type: 'input_text', text: 'And?' }] }],
+    previous_response_id: first.id,
+  });
+  const cached: number | undefined = next.usage?.input_tokens_details.cached_tokens;
+  const outText: string = next.output_text;
+  const rs = await client.responses.create({ model: 'neuro-1-heavy', input: 'Hi', stream: true });
+  expectType<Equal<typeof rs, Stream<ResponseStreamEvent>>>();
+  for await (const ev of rs) {
+    if (ev.type === 'response.output_text.delta') {
+      const piece: string = ev.delta;
+      void piece;
+    } else if (ev.type === 'response.completed') {
+      expectType<Equal<typeof ev.response, Response>>();
+    }
+  }
+  const gone: true = (await client.responses.delete(first.id)).deleted;
+  const chatCached: number | undefined = r.usage.prompt_tokens_details?.cached_tokens;
+  void [cached, outText, gone, chatCached];
+
   // @ts-expect-error: a stream is not a ChatCompletion
   const wrong: ChatCompletion = await client.chat.completions.create({ model: 'm', messages, stream: true });
   void [content, prompt, models, counts, deleted, status, wrong];

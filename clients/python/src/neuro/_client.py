@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, Mapping, Optional, TypeVar
+from typing import AbstractSet, Any, Callable, Dict, Mapping, Optional, TypeVar
 
 from ._encoding import encode_json
 from ._errors import APIResponseValidationError, APIStatusError
@@ -15,6 +15,7 @@ from .resources.completions import Completions
 from .resources.deployments import Deployments
 from .resources.models import Models
 from .resources.networks import Networks
+from .resources.responses import Responses
 from .resources.telemetry import TelemetryResource
 
 __all__ = ["Client", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "DEFAULT_MAX_RETRIES"]
@@ -54,6 +55,7 @@ class Client:
     models: Models
     chat: Chat
     completions: Completions
+    responses: Responses
     networks: Networks
     deployments: Deployments
     telemetry: TelemetryResource
@@ -94,6 +96,7 @@ class Client:
         self.models = Models(self)
         self.chat = Chat(self)
         self.completions = Completions(self)
+        self.responses = Responses(self)
         self.networks = Networks(self)
         self.deployments = Deployments(self)
         self.telemetry = TelemetryResource(self)
@@ -197,6 +200,7 @@ class Client:
         timeout: Optional[float] = None,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_body: Optional[Mapping[str, Any]] = None,
+        end_events: Optional[AbstractSet[str]] = None,
     ) -> Stream[T]:
         if extra_body:
             body = dict(body)
@@ -214,4 +218,4 @@ class Client:
                 status_code=raw.status,
                 request_id=raw.headers.get("X-Request-Id"),
             )
-        return Stream(raw, cast)
+        return Stream(raw, cast, end_events=end_events)

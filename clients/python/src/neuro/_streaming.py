@@ -6,7 +6,7 @@ import http.client
 import json
 import socket
 from collections import deque
-from typing import Any, Callable, Deque, Generic, Iterator, List, Optional, Tuple, TypeVar
+from typing import AbstractSet, Any, Callable, Deque, Generic, Iterator, List, Optional, Tuple, TypeVar
 
 from ._errors import APIConnectionError, APIResponseValidationError, APITimeoutError, make_stream_error
 from ._transport import RawResponse
@@ -87,18 +87,27 @@ class SSEDecoder:
 class Stream(Generic[T]):
     """The chunks of a streamed response, decoded as they arrive.
 
-    Iterate over it; it ends after the server's ``data: [DONE]``. An error
-    the server sends in the middle of the stream is raised as its
-    :class:`~neuro.APIError`; a connection that ends before ``[DONE]`` as
-    :class:`~neuro.APIConnectionError`.
+    Iterate over it; it ends after the server's ``data: [DONE]`` or, for a
+    stream of a response, after its last event (``response.completed``,
+    ``response.incomplete`` or ``response.failed``; the Responses API sends
+    no ``[DONE]``). An error the server sends in the middle of a chunk
+    stream is raised as its :class:`~neuro.APIError` (a response's stream
+    carries it as an ``error`` event instead); a connection that ends before
+    the stream's end as :class:`~neuro.APIConnectionError`.
 
     Closing it (``close()``, leaving a ``with`` block, or dropping the last
     reference to it) closes the connection, and the server stops generating.
     """
 
-    def __init__(self, raw: RawResponse, cast: Callable[[Any], T]) -> None:
+    def __init__(
+        self, raw: RawResponse, cast: Callable[[Any], T], *, end_events: Optional[AbstractSet[str]] = None
+    ) -> None:
         self._raw = raw
         self._cast = cast
+        # The event types after which the stream ends (None: it ends with
+        # data: [DONE]); _ended says one came.
+        self._end_events = end_events
+        self._ended = False
         self._decoder = SSEDecoder()
         self._pending: Deque[Tuple[str, bytes]] = deque()
         self._closed = False
@@ -110,9 +119,12 @@ class Stream(Generic[T]):
 
     def __next__(self) -> T:
         while True:
+            if self._ended:
+                self._finish()
+                raise StopIteration
             if self._pending:
-                _, data = self._pending.popleft()
-                return self._decode(data)
+                name, data = self._pending.popleft()
+                return self._decode(name, data)
             if self._closed:
                 raise StopIteration
             chunk = self._read()
@@ -120,12 +132,16 @@ class Stream(Generic[T]):
                 truncated = self._decoder.end()
                 self.close()
                 raise APIConnectionError(
-                    "the stream ended before data: [DONE]%s" % (", in the middle of an event" if truncated else ""),
+                    "the stream ended before %s%s"
+                    % (
+                        "data: [DONE]" if self._end_events is None else "its last event",
+                        ", in the middle of an event" if truncated else "",
+                    ),
                     request_id=self.request_id,
                 )
             self._pending.extend(self._decoder.feed(chunk))
 
-    def _decode(self, data: bytes) -> T:
+    def _decode(self, name: str, data: bytes) -> T:
         if data == b"[DONE]":
             self._finish()
             raise StopIteration
@@ -136,10 +152,20 @@ class Stream(Generic[T]):
             raise APIResponseValidationError(
                 "stream: an event that is not JSON: %r" % data[:512], request_id=self.request_id
             ) from None
-        if isinstance(obj, dict) and "error" in obj and isinstance(obj["error"], dict):
+        if (
+            isinstance(obj, dict)
+            and "error" in obj
+            and isinstance(obj["error"], dict)
+            and (self._end_events is None or name == "message")
+        ):
             # A chunk never has an "error" key: this is the server's last word.
+            # (A response's events are named, and a failed response carries
+            # an "error" object of its own.)
             self.close()
             raise make_stream_error(obj["error"], self.request_id)
+        if self._end_events is not None and isinstance(obj, dict):
+            if name in self._end_events or obj.get("type") in self._end_events:
+                self._ended = True
         return self._cast(obj)
 
     def _read(self) -> bytes:

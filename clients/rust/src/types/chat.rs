@@ -285,8 +285,20 @@ pub struct Usage {
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
     pub total_tokens: u32,
+    /// `cached_tokens`: the prompt tokens resumed from an earlier request's
+    /// state instead of recomputed (0 on a miss); None from a server that
+    /// does not report it.
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
     #[serde(default)]
     pub neuromorphic: Option<NeuromorphicUsage>,
+}
+
+/// The prompt tokens resumed from an earlier request's state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct PromptTokensDetails {
+    #[serde(default)]
+    pub cached_tokens: u32,
 }
 
 /// The device's work for an answer.
@@ -390,10 +402,11 @@ mod tests {
         let c: ChatCompletion = serde_json::from_str(
             r#"{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"neuro-1-lite",
             "choices":[{"index":0,"message":{"role":"assistant","content":"Hello"},"logprobs":null,"finish_reason":"stop"}],
-            "usage":{"prompt_tokens":8,"completion_tokens":2,"total_tokens":10,"neuromorphic":{"timesteps":10,"spikes":5,"synaptic_ops":7,"energy_uj":0.5}}}"#,
+            "usage":{"prompt_tokens":8,"completion_tokens":2,"total_tokens":10,"prompt_tokens_details":{"cached_tokens":6},"neuromorphic":{"timesteps":10,"spikes":5,"synaptic_ops":7,"energy_uj":0.5}}}"#,
         )
         .unwrap();
         assert_eq!((c.content(), c.choices[0].finish_reason, c.usage.total_tokens), ("Hello", Some(FinishReason::Stop), 10));
+        assert_eq!(c.usage.prompt_tokens_details.as_ref().map(|d| d.cached_tokens), Some(6));
         let k: ChatCompletionChunk = serde_json::from_str(
             r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" hi"},
             "logprobs":null,"finish_reason":null}],"neuro":{"activity":[{"layer":"lif1","neurons":373,"spikes":[3,9]}]}}"#,

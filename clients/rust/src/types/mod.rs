@@ -6,6 +6,7 @@ mod completions;
 mod deployments;
 mod health;
 mod models;
+mod responses;
 mod runs;
 mod telemetry;
 
@@ -16,5 +17,6 @@ pub use deployments::*;
 pub use health::*;
 pub(crate) use models::List;
 pub use models::{Capabilities, ContextInfo, Deleted, Model, NetworkInfo};
+pub use responses::*;
 pub use runs::*;
 pub use telemetry::*;

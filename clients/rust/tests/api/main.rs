@@ -7,6 +7,8 @@ mod server;
 
 mod endpoints;
 mod errors;
+mod responses;
+mod responses_stub;
 mod retries;
 mod snn;
 mod streams;

@@ -5,6 +5,16 @@ from .completions import Completions
 from .deployments import Deployments
 from .models import Models
 from .networks import Networks
+from .responses import Responses
 from .telemetry import TelemetryResource
 
-__all__ = ["Chat", "ChatCompletions", "Completions", "Deployments", "Models", "Networks", "TelemetryResource"]
+__all__ = [
+    "Chat",
+    "ChatCompletions",
+    "Completions",
+    "Deployments",
+    "Models",
+    "Networks",
+    "Responses",
+    "TelemetryResource",
+]
