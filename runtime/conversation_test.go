@@ -199,3 +199,43 @@ func TestResumeRefusesAnotherModel(t *testing.T) {
 		t.Fatalf("SaveState without messages: %v", err)
 	}
 }
+
+// plainDevice hides its instances' abilities: a device that cannot save
+// slots.
+type plainDevice struct{ hal.Device }
+
+type plainInstance struct{ hal.Instance }
+
+func (d plainDevice) Load(ctx context.Context, p *compile.Program, batch int) (hal.Instance, error) {
+	in, err := d.Device.Load(ctx, p, batch)
+	if err != nil {
+		return nil, err
+	}
+	return plainInstance{in}, nil
+}
+
+// TestNoSnapshotsRecompute: on a device that cannot save slots, a
+// conversation is read whole every turn, with the same answers, and
+// neither the cache nor a stored state is used.
+func TestNoSnapshotsRecompute(t *testing.T) {
+	rt := newTestRuntime(t, 2, nil)
+	dev, err := cpu.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Deploy(context.Background(), DeploymentSpec{ID: "plain", Model: "test-lm", Dev: plainDevice{dev}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []tokenizer.Message{{Role: "user", Content: userTurns[0]}}
+	saved := gen(t, rt, &Request{Deployment: "test-cpu", Messages: msgs, MaxTokens: 6, SaveState: true})
+	plain := gen(t, rt, &Request{Deployment: "plain", Messages: msgs, MaxTokens: 6, SaveState: true})
+	if plain.State != nil || saved.State == nil || plain.Choices[0].Text != saved.Choices[0].Text {
+		t.Fatalf("states %v / %v, answers %q / %q", plain.State != nil, saved.State != nil, plain.Choices[0].Text, saved.Choices[0].Text)
+	}
+	msgs = append(msgs, tokenizer.Message{Role: "assistant", Content: ValidText(plain.Choices[0].Text)}, tokenizer.Message{Role: "user", Content: userTurns[1]})
+	again := gen(t, rt, &Request{Deployment: "plain", Messages: msgs, MaxTokens: 6})
+	want := gen(t, rt, &Request{Deployment: "test-cpu", Messages: msgs, MaxTokens: 6, NoCache: true})
+	if again.Usage.CachedTokens != 0 || again.Choices[0].Text != want.Choices[0].Text {
+		t.Fatalf("on the plain device: %d cached, %q; want 0, %q", again.Usage.CachedTokens, again.Choices[0].Text, want.Choices[0].Text)
+	}
+}
