@@ -82,6 +82,36 @@ func BoundedSize(shape []int, limit int) int {
 	return n
 }
 
+// CheckValues refuses a graph whose nodes' outputs (its Output nodes'
+// copies aside) hold more than limit
+// values per sample, naming the largest node: what a file declares (a
+// NIR graph's input shape, say) must not make the simulator allocate
+// without bound. Every importer's graph passes it in Import, whatever
+// the importer checked on its own.
+func CheckValues(g *snn.Graph, limit int) error {
+	shapes, err := g.Shapes()
+	if err != nil {
+		return err
+	}
+	total, largest, at := 0, 0, ""
+	for _, name := range g.Topology().Order {
+		if g.Nodes[name].Kind() == snn.KindOutput {
+			continue // a copy of its source, counted there
+		}
+		n := BoundedSize(shapes[name].Out, limit)
+		total = min(total+n, limit+1)
+		if n > largest || at == "" {
+			largest, at = n, name
+		}
+	}
+	if total > limit {
+		return &UnsupportedError{Node: at, Reason: fmt.Sprintf(
+			"the network would hold more than %d values per sample (ImportOptions.MaxValues): its nodes' outputs add up to more, this one alone %d",
+			limit, largest)}
+	}
+	return nil
+}
+
 // WithDefaults returns the options with every zero field set to its
 // default, for importers to read.
 func (o *ImportOptions) WithDefaults() ImportOptions { return o.withDefaults() }
@@ -321,6 +351,9 @@ func Import(format string, r io.ReaderAt, size int64, opts *ImportOptions) (*snn
 	}
 	if err := g.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("compile: %s importer produced an invalid graph: %w", name, err)
+	}
+	if err := CheckValues(g, o.MaxValues); err != nil {
+		return nil, nil, err
 	}
 	if rep == nil {
 		rep = &ImportReport{}
