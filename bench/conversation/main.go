@@ -2,15 +2,15 @@
 // conversation, three ways, through the REST API on the loopback
 // interface:
 //
-//	go run ./bench/conversation [-model neuro-1-heavy] [-turns 8] [-answer 90] [-repeat 5]
+//		go run ./bench/conversation [-model neuro-1-heavy] [-turns 8] [-answer 90] [-repeat 5]
 //
-//   - responses: POST /v1/responses, each turn continuing the last with
-//     previous_response_id: the server resumes from the stored state and
-//     reads only the new input;
-//   - chat+cache: POST /v1/chat/completions with the whole history every
-//     turn, the prefix-state cache on (the server's default);
-//   - chat: the same against a server with the cache off, which reads
-//     the whole history every turn.
+//	  - responses: POST /v1/responses, each turn continuing the last with
+//	    previous_response_id: the server resumes from the stored state and
+//	    reads only the new input;
+//	  - chat+cache: POST /v1/chat/completions with the whole history every
+//	    turn, the prefix-state cache on (the server's default);
+//	  - chat: the same against a server with the cache off, which reads
+//	    the whole history every turn.
 //
 // Every turn is streamed at temperature 0, so the three conversations are
 // the same (the program checks that they are); time to first token is

@@ -26,7 +26,7 @@ func TestResponses(t *testing.T) {
 				t.Fatalf("first turn %+v", first)
 			}
 			next := &client.ResponseRequest{Model: "neuro-1-lite", PreviousResponseID: first.ID, Instructions: "Be brief.",
-				Input: []client.InputMessage{{Role: "user", Content: []client.InputText{{Type: "input_text", Text: "And then?"}}}},
+				Input:           []client.InputMessage{{Role: "user", Content: []client.InputText{{Type: "input_text", Text: "And then?"}}}},
 				MaxOutputTokens: 8, Temperature: client.Ptr(0.0)}
 			var text string
 			var final *client.Response
