@@ -218,7 +218,7 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*wire.
 	}
 	out, err := compiledNetworkOf(n)
 	if err != nil {
-		return nil, toError(err)
+		return nil, s.internalError(r, err)
 	}
 	return out, nil
 }

@@ -59,7 +59,7 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 	}
 	m, err := s.resolveGenModel(g.model, deployment, ri.principal)
 	if err != nil {
-		s.fail(w, r, g.model, s.genError(err, chat))
+		s.fail(w, r, g.model, s.genError(r, err, chat))
 		return
 	}
 	model := m.ID
@@ -95,7 +95,7 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 			return // the client has gone; nobody reads an answer
 		}
-		writeError(w, s.genError(err, chat))
+		writeError(w, s.genError(r, err, chat))
 		return
 	}
 	s.observe(res)
@@ -108,8 +108,8 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 
 // genError maps a generation error, naming the prompt field of the
 // endpoint for a prompt that is too long.
-func (s *Server) genError(err error, chat bool) *Error {
-	e := toError(err)
+func (s *Server) genError(r *http.Request, err error, chat bool) *Error {
+	e := s.internalError(r, err)
 	if e.Code == "context_length_exceeded" && !chat {
 		c := *e
 		c.Param = "prompt"

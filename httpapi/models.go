@@ -71,7 +71,7 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	m, err := s.lookupModel(r.PathValue("id"), info(r).principal)
 	if err != nil {
-		writeError(w, toError(err))
+		writeError(w, s.internalError(r, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, s.record(m))
@@ -112,7 +112,7 @@ func (s *Server) handleDeployments(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleDeployment(w http.ResponseWriter, r *http.Request) {
 	d, err := s.lookupDeployment(r.PathValue("id"), info(r).principal)
 	if err != nil {
-		writeError(w, toError(err))
+		writeError(w, s.internalError(r, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, deploymentOf(d))

@@ -319,14 +319,14 @@ func (s *Server) handleCreateResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	m, deployment, err := s.resolveResponseModel(p.model, ri.principal)
 	if err != nil {
-		s.fail(w, r, p.model, toError(err))
+		s.fail(w, r, p.model, s.internalError(r, err))
 		return
 	}
 	t := &respTurn{p: p, id: runtime.NewResponseID("resp_"), created: s.opts.Now().Unix(), model: m.ID}
 	if p.previous != "" {
 		prev, err := s.be.Response(r.Context(), p.previous, ri.principal)
 		if err != nil {
-			s.fail(w, r, p.model, s.responseError(err, "previous_response_id", p.previous))
+			s.fail(w, r, p.model, s.responseError(r, err, "previous_response_id", p.previous))
 			return
 		}
 		if prev.Model != m.ID {
@@ -339,7 +339,7 @@ func (s *Server) handleCreateResponse(w http.ResponseWriter, r *http.Request) {
 	t.history = append(t.history, p.input...)
 	if p.store {
 		if err := s.be.CheckResponseQuota(ri.principal); err != nil {
-			s.fail(w, r, p.model, toError(err))
+			s.fail(w, r, p.model, s.internalError(r, err))
 			return
 		}
 	}
@@ -371,7 +371,7 @@ func (s *Server) handleCreateResponse(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 			return
 		}
-		writeError(w, s.genError(err, true))
+		writeError(w, s.genError(r, err, true))
 		return
 	}
 	s.observe(res)
@@ -384,11 +384,11 @@ func (s *Server) handleCreateResponse(w http.ResponseWriter, r *http.Request) {
 }
 
 // responseError maps a failed lookup of a stored response.
-func (s *Server) responseError(err error, param, id string) *Error {
+func (s *Server) responseError(r *http.Request, err error, param, id string) *Error {
 	if errors.Is(err, runtime.ErrResponseNotFound) {
 		return responseNotFound(param, id)
 	}
-	return toError(err)
+	return s.internalError(r, err)
 }
 
 // response builds the response object of a finished turn.
@@ -456,7 +456,7 @@ func (s *Server) handleGetResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("response_id")
 	rec, err := s.be.Response(r.Context(), id, info(r).principal)
 	if err != nil {
-		s.fail(w, r, "", s.responseError(err, "response_id", id))
+		s.fail(w, r, "", s.responseError(r, err, "response_id", id))
 		return
 	}
 	h := w.Header()
@@ -469,7 +469,7 @@ func (s *Server) handleGetResponse(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleDeleteResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("response_id")
 	if err := s.be.DeleteResponse(r.Context(), id, info(r).principal); err != nil {
-		s.fail(w, r, "", s.responseError(err, "response_id", id))
+		s.fail(w, r, "", s.responseError(r, err, "response_id", id))
 		return
 	}
 	writeJSON(w, http.StatusOK, wire.ResponseDeleted{ID: id, Object: "response", Deleted: true})
@@ -589,9 +589,9 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, t *respT
 		switch {
 		case rs.st.err != nil || r.Context().Err() != nil:
 		case !rs.st.started:
-			writeError(w, s.genError(err, true))
+			writeError(w, s.genError(r, err, true))
 		default:
-			rs.fail(s.genError(err, true))
+			rs.fail(s.genError(r, err, true))
 		}
 		return
 	}

@@ -162,6 +162,49 @@ func (failingRuns) Run(context.Context, *runtime.RunRequest) (*runtime.RunResult
 	return nil, errors.New("the device caught fire")
 }
 
+// failingBackend fails generations and stored responses with errors the
+// API does not know.
+type failingBackend struct{ Backend }
+
+func (failingBackend) Generate(context.Context, *runtime.Request, func(runtime.Event) error) (*runtime.Result, error) {
+	return nil, errors.New("the generator caught fire")
+}
+
+func (failingBackend) Response(context.Context, string, string) (*runtime.StoredResponse, error) {
+	return nil, errors.New("the store caught fire")
+}
+
+// Every 500 of the generation and response endpoints is logged with its
+// request's id, streamed or not.
+func TestInternalGenerationErrorsAreLogged(t *testing.T) {
+	rt := newTestRuntime(t, nil, 2)
+	var log bytes.Buffer
+	s, err := New(failingBackend{rt}, &Options{Keys: testKeys, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ method, path, body, fire string }{
+		{"POST", "/v1/chat/completions", `{"model":"neuro-1-lite","messages":[{"role":"user","content":"hi"}]}`, "generator"},
+		{"POST", "/v1/chat/completions", `{"model":"neuro-1-lite","messages":[{"role":"user","content":"hi"}],"stream":true}`, "generator"},
+		{"POST", "/v1/completions", `{"model":"neuro-1-lite","prompt":"hi"}`, "generator"},
+		{"POST", "/v1/responses", `{"model":"neuro-1-lite","input":"hi"}`, "generator"},
+		{"POST", "/v1/responses", `{"model":"neuro-1-lite","input":"hi","stream":true}`, "generator"},
+		{"GET", "/v1/responses/resp_x", "", "store"},
+		{"POST", "/v1/responses", `{"model":"neuro-1-lite","input":"hi","previous_response_id":"resp_x"}`, "store"},
+	} {
+		log.Reset()
+		var body any
+		if c.body != "" {
+			body = c.body
+		}
+		w := do(s, c.method, c.path, keyAlice, body)
+		checkError(t, w, 500, typeServer, "internal_error", "")
+		if id := w.Header().Get("X-Request-Id"); !strings.Contains(log.String(), "the "+c.fire+" caught fire") || !strings.Contains(log.String(), id) {
+			t.Errorf("%s %s: log %q lacks the error or the request id %s", c.method, c.path, log.String(), id)
+		}
+	}
+}
+
 // A 500 says it has been logged: it is, through the server's logger,
 // with the request's id.
 func TestInternalErrorsAreLogged(t *testing.T) {

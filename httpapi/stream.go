@@ -362,9 +362,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, g *genRequest, m
 		case st.err != nil || r.Context().Err() != nil:
 			// The reader is gone or stalled: nothing more can be sent.
 		case !st.started:
-			writeError(w, s.genError(err, g.chat))
+			writeError(w, s.genError(r, err, g.chat))
 		default:
-			st.fail(s.genError(err, g.chat))
+			st.fail(s.genError(r, err, g.chat))
 		}
 		return
 	}

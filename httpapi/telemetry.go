@@ -42,7 +42,7 @@ func (s *Server) handleTelemetry(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		writeError(w, toError(err))
+		writeError(w, s.internalError(r, err))
 		return
 	}
 	out := telemetryOf(sum)
