@@ -17,8 +17,10 @@
 //
 // -hostile measures: the heap and RSS while 16 compiles of a deflated
 // bomb run at once; how long a body trickled at 1 byte a second is held;
-// goroutines and descriptors before and after 100 slow connections; and
-// how long a graceful shutdown takes with a slow connection open.
+// goroutines and descriptors before and after 100 slow connections; the
+// small requests that ask for much memory or CPU (requests.go), each
+// against the server as it ships and with its limit lifted; and how long
+// a graceful shutdown takes with a slow connection open.
 package main
 
 import (
@@ -94,7 +96,7 @@ func start(mock bool) (*server, error) {
 	if _, err := models.Deploy(context.Background(), rt, &models.DeployOptions{Mock: mock}); err != nil {
 		return nil, err
 	}
-	h, err := httpapi.New(rt, &httpapi.Options{Keys: map[string]string{key: "soak"}, Metrics: prom.New(),
+	h, err := httpapi.New(rt, &httpapi.Options{Keys: map[string]string{key: "soak", otherKey: "other"}, Metrics: prom.New(),
 		RequestsPerMinute: -1, ConcurrentRequests: -1, BodyReadTimeout: 2 * time.Second, MinBodyRate: 1024})
 	if err != nil {
 		return nil, err
@@ -229,6 +231,11 @@ func hostileCases(s *server) error {
 	time.Sleep(1500 * time.Millisecond) // the clients' writers notice the closed connections
 	goruntime.GC()
 	report("slow_connections", map[string]any{"connections": 100, "before": before, "during": during, "after": measure()})
+
+	// Small requests that ask for much memory or CPU.
+	if err := costlyRequests(s); err != nil {
+		return err
+	}
 
 	// Shutdown with one slow connection open.
 	go slowBody(s.url, 10*time.Second)
