@@ -326,6 +326,31 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("a paused node keeps its deployments", func(t *testing.T) {
+		// Its connection stays open while it answers nothing, as when a
+		// process is stopped or its CPU saturated: the probes time out,
+		// which is no verdict, and the lease (1.5 s) outlasts the pause.
+		before, err := a.node.DeploymentInfo("digits.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.stall(before.Node, 700*time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // more than the probes' three misses
+		for _, n := range []*testNode{a, b, c} {
+			info, err := n.node.DeploymentInfo("digits.1")
+			if err != nil || info.Node != before.Node || info.Status != runtime.StatusReady {
+				t.Fatalf("%s sees digits.1 on %q (%s), before the pause on %q: %v", n.name, info.Node, info.Status, before.Node, err)
+			}
+		}
+		eventually(t, 5*time.Second, "digits.1 answers where it was", func() error {
+			_, err := a.node.Run(ctx, digitsRun("digits.1"))
+			return err
+		})
+		if info, _ := a.node.DeploymentInfo("digits.1"); info.Node != before.Node {
+			t.Fatalf("digits.1 moved from %q to %q after the pause", before.Node, info.Node)
+		}
+	})
+
 	t.Run("node killed: its deployment moves", func(t *testing.T) {
 		info, _ := c.node.DeploymentInfo("digits.1")
 		victim = info.Node

@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -210,6 +209,9 @@ type proxy struct {
 	mu     sync.Mutex
 	isCut  bool
 	conns  map[net.Conn]bool
+	// stalled holds every byte in both directions without closing the
+	// connections, as a paused process does.
+	stalled sync.RWMutex
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -244,7 +246,21 @@ func (p *proxy) serve() {
 		p.conns[c], p.conns[d] = true, true
 		p.mu.Unlock()
 		pipe := func(a, b net.Conn) {
-			io.Copy(a, b)
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := b.Read(buf)
+				if n > 0 {
+					p.stalled.RLock() // waits while the proxy is stalled
+					_, werr := a.Write(buf[:n])
+					p.stalled.RUnlock()
+					if werr != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
 			a.Close()
 			b.Close()
 		}
@@ -262,6 +278,18 @@ func (p *proxy) cut(cut bool) {
 			c.Close()
 		}
 		p.conns = map[net.Conn]bool{}
+	}
+}
+
+// stall holds a node's traffic for d, as a process stopped for d would.
+func (tc *testCluster) stall(name string, d time.Duration) {
+	ps := tc.nodes[name].proxies
+	for _, p := range ps {
+		p.stalled.Lock()
+	}
+	time.Sleep(d)
+	for _, p := range ps {
+		p.stalled.Unlock()
 	}
 }
 

@@ -134,6 +134,7 @@ type Node struct {
 	netOf     map[string]netMeta
 	memberOf  map[string]member
 	aliveSeen map[string]time.Time
+	goneAt    map[string]time.Time          // nodes whose connection a probe found gone (presence.go)
 	owned     map[string]*owned             // deployments this node runs for the cluster
 	subs      map[string]*nats.Subscription // the deployments this node serves
 	watchers  []*watcher
@@ -201,7 +202,7 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 	n := &Node{o: o, log: log.With("node", o.Name), rt: rt, nc: nc, js: js,
 		tel: runtime.NewTelemetry(0, nil), kick: make(chan struct{}, 1), telq: make(chan runtime.Record, 4096),
 		specs: map[string]spec{}, leaseOf: map[string]leaseEntry{}, netOf: map[string]netMeta{},
-		memberOf: map[string]member{}, aliveSeen: map[string]time.Time{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
+		memberOf: map[string]member{}, aliveSeen: map[string]time.Time{}, goneAt: map[string]time.Time{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
 	if err := n.open(ctx); err != nil {
 		return nil, err
 	}
@@ -252,8 +253,9 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 		n.stop()
 		return nil, fmt.Errorf("cluster: joining: %w", err)
 	}
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go n.loop()
+	go n.probeHolders()
 	n.log.Info("joined the cluster", "devices", o.Devices, "replicas", o.Replicas, "lease_ttl", o.LeaseTTL)
 	return n, nil
 }

@@ -81,6 +81,10 @@ func (n *Node) reconcile() {
 	for k, v := range n.owned {
 		mine[k] = *v
 	}
+	gone := map[string]bool{}
+	for id, l := range leases {
+		gone[id] = n.goneSince(l)
+	}
 	n.mu.Unlock()
 
 	wanted := map[string]bool{}
@@ -95,7 +99,9 @@ func (n *Node) reconcile() {
 			n.renew(s.ID, ow)
 			continue
 		}
-		lapsed := !leased || now.Sub(l.seen) > n.o.LeaseTTL
+		// A lease lapses when it is not renewed, or at once when its
+		// holder's connection is gone (presence.go).
+		lapsed := !leased || now.Sub(l.seen) > n.o.LeaseTTL || gone[s.ID]
 		if !lapsed || !n.canRun(s) {
 			continue
 		}
@@ -185,11 +191,36 @@ func (n *Node) renew(id string, ow owned) {
 	err := n.writeLease(id, l)
 	switch {
 	case err == nil:
+	case conflict(err) && n.adoptOwnLease(id):
+		// An earlier write of ours that timed out landed after all.
 	case conflict(err):
 		n.drop(id, "its lease was taken")
 	case time.Since(ow.renewed) > n.o.LeaseTTL:
 		n.drop(id, "its lease could not be renewed: "+err.Error())
 	}
+}
+
+// adoptOwnLease reads a lease whose compare-and-set failed: when this
+// node wrote its latest revision (a write that timed out here and landed
+// late, after a pause), that revision is the node's from now on.
+func (n *Node) adoptOwnLease(id string) bool {
+	ctx, cancel := n.opCtx()
+	defer cancel()
+	e, err := n.leases.Get(ctx, id)
+	if err != nil {
+		return false
+	}
+	var l lease
+	if json.Unmarshal(e.Value(), &l) != nil || l.Node != n.o.Name {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if ow, ok := n.owned[id]; ok {
+		ow.rev, ow.renewed = e.Revision(), time.Now()
+		return true
+	}
+	return false
 }
 
 func (n *Node) writeLease(id string, l lease) error {
