@@ -135,6 +135,7 @@ type Node struct {
 	memberOf  map[string]member
 	aliveSeen map[string]time.Time
 	goneAt    map[string]time.Time          // nodes whose connection a probe found gone (presence.go)
+	replaying atomic.Int32                  // watches replaying their bucket after a stall
 	owned     map[string]*owned             // deployments this node runs for the cluster
 	subs      map[string]*nats.Subscription // the deployments this node serves
 	watchers  []*watcher
@@ -423,14 +424,23 @@ func (n *Node) watch(kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry),
 	n.mu.Lock()
 	n.watchers = append(n.watchers, w)
 	n.mu.Unlock()
-	n.follow(w, ready)
+	n.follow(w, ready, false)
 }
 
-func (n *Node) follow(w *watcher, ready chan<- error) {
+// follow starts a watch; replaying says the view was reset and
+// n.replaying counts this watch until its replay is applied.
+func (n *Node) follow(w *watcher, ready chan<- error, replaying bool) {
 	ctx, cancel := context.WithCancel(n.ctx)
 	w.cancel = cancel
+	done := func() {
+		if replaying {
+			replaying = false
+			n.replaying.Add(-1)
+		}
+	}
 	kw, err := w.kv.WatchAll(ctx)
 	if err != nil {
+		done()
 		if ready != nil {
 			ready <- fmt.Errorf("cluster: watching %s: %w", w.kv.Bucket(), err)
 		}
@@ -440,6 +450,7 @@ func (n *Node) follow(w *watcher, ready chan<- error) {
 	go func() {
 		defer n.wg.Done()
 		defer kw.Stop()
+		defer done()
 		initial := true
 		for {
 			select {
@@ -454,6 +465,8 @@ func (n *Node) follow(w *watcher, ready chan<- error) {
 						ready <- nil
 					}
 					initial = false
+					done()
+					n.poke()
 					continue
 				}
 				w.last.Store(e.Revision())
@@ -491,10 +504,13 @@ func (n *Node) checkWatches() {
 			n.log.Warn("a watch stalled; starting it again", "bucket", w.kv.Bucket())
 			w.behind = time.Time{}
 			w.cancel()
+			// Until the replay is applied the view is partial: reconcile
+			// waits, or it would stop deployments it no longer sees.
+			n.replaying.Add(1)
 			if w.reset != nil {
 				w.reset()
 			}
-			n.follow(w, nil)
+			n.follow(w, nil, true)
 		}
 	}
 }

@@ -63,6 +63,9 @@ func (n *Node) renewPresence() error {
 // lease it lost or could not renew in time), claims deployments whose
 // lease has lapsed or that have none, and stops those deleted.
 func (n *Node) reconcile() {
+	if n.replaying.Load() > 0 {
+		return // a watch is rebuilding its view; it pokes when done
+	}
 	now := time.Now()
 	n.mu.Lock()
 	if n.left {

@@ -128,7 +128,9 @@ func costlyRequests(s *server) error {
 	empty := `{"inputs":[` + strings.TrimSuffix(strings.Repeat(`{"events":[],"timesteps":1},`, 32), ",") + `]}`
 	err = both("run_answer_32_empty",
 		func() (map[string]any, error) { return statusOf(post(s.url+"/v1/deployments/"+dep.ID+"/run", empty)) },
-		func() (map[string]any, error) { return statusOf(post(liftedURL+"/v1/deployments/"+dep.ID+"/run", empty)) })
+		func() (map[string]any, error) {
+			return statusOf(post(liftedURL+"/v1/deployments/"+dep.ID+"/run", empty))
+		})
 	if err != nil {
 		return err
 	}
