@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -506,6 +507,58 @@ func TestCluster(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("a leaving node hands over without a failed call", func(t *testing.T) {
+		info, _ := tc.nodes["d"].node.DeploymentInfo("digits.1")
+		leaver := tc.nodes[info.Node]
+		var entry *testNode
+		for _, n := range tc.nodes {
+			if !n.dead && n != leaver {
+				entry = n
+			}
+		}
+		// Calls through another node, without retries, all through the
+		// handover.
+		stop := make(chan struct{})
+		var calls, failed atomic.Int64
+		var firstErr atomic.Value
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				calls.Add(1)
+				if _, err := entry.node.Run(ctx, digitsRun("digits.1")); err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+		time.Sleep(100 * time.Millisecond)
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		if err := leaver.node.Leave(lctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("handed over in %v", time.Since(start).Round(time.Millisecond))
+		time.Sleep(100 * time.Millisecond)
+		close(stop)
+		after, err := entry.node.DeploymentInfo("digits.1")
+		if err != nil || after.Node == leaver.name || after.Status != runtime.StatusReady {
+			t.Fatalf("after the handover digits.1 is on %q (%s): %v", after.Node, after.Status, err)
+		}
+		if _, err := leaver.rt.Deployment("digits.1"); err == nil {
+			t.Fatal("the leaving node still runs digits.1")
+		}
+		if f := failed.Load(); f > 0 {
+			t.Fatalf("%d of %d calls failed during the handover: %v", f, calls.Load(), firstErr.Load())
+		}
+		t.Logf("%d calls, none failed", calls.Load())
 	})
 }
 

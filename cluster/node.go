@@ -93,6 +93,10 @@ type lease struct {
 	Failure string         `json:"failure,omitempty"`
 	Active  int            `json:"active"`
 	Queued  int            `json:"queued"`
+	// Handover says the holder is leaving: another node may claim the
+	// deployment at once, and the holder serves it until that node's copy
+	// is ready (Leave).
+	Handover bool `json:"handover,omitempty"`
 }
 
 type leaseEntry struct {
@@ -134,8 +138,10 @@ type Node struct {
 	netOf     map[string]netMeta
 	memberOf  map[string]member
 	aliveSeen map[string]time.Time
-	goneAt    map[string]time.Time          // nodes whose connection a probe found gone (presence.go)
-	replaying atomic.Int32                  // watches replaying their bucket after a stall
+	goneAt    map[string]time.Time // nodes whose connection a probe found gone (presence.go)
+	replaying atomic.Int32
+	leaving   bool                          // Leave: claim nothing, hand everything over
+	handing   map[string]owned              // handed over, served until the new holder is ready (leave.go)                  // watches replaying their bucket after a stall
 	owned     map[string]*owned             // deployments this node runs for the cluster
 	subs      map[string]*nats.Subscription // the deployments this node serves
 	watchers  []*watcher

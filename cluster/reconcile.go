@@ -88,6 +88,7 @@ func (n *Node) reconcile() {
 	for id, l := range leases {
 		gone[id] = n.goneSince(l)
 	}
+	leaving := n.leaving
 	n.mu.Unlock()
 
 	wanted := map[string]bool{}
@@ -102,10 +103,11 @@ func (n *Node) reconcile() {
 			n.renew(s.ID, ow)
 			continue
 		}
-		// A lease lapses when it is not renewed, or at once when its
-		// holder's connection is gone (presence.go).
-		lapsed := !leased || now.Sub(l.seen) > n.o.LeaseTTL || gone[s.ID]
-		if !lapsed || !n.canRun(s) {
+		// A lease lapses when it is not renewed, at once when its
+		// holder's connection is gone (presence.go), or when its holder
+		// is leaving and hands it over.
+		lapsed := !leased || now.Sub(l.seen) > n.o.LeaseTTL || gone[s.ID] || l.Handover && l.Node != n.o.Name
+		if !lapsed || leaving || !n.canRun(s) {
 			continue
 		}
 		if wait := time.Duration(len(mine)) * claimStagger; !leased && now.Sub(s.Created) < wait {
@@ -183,10 +185,13 @@ func (n *Node) claim(s spec, old leaseEntry, leased bool) {
 // A node that cannot renew for a whole LeaseTTL (cut off from NATS)
 // stops serving, since another node may have taken over.
 func (n *Node) renew(id string, ow owned) {
-	l := lease{Node: n.o.Name, Status: runtime.StatusFailed, Failure: "not running"}
+	n.mu.Lock()
+	leaving := n.leaving
+	n.mu.Unlock()
+	l := lease{Node: n.o.Name, Status: runtime.StatusFailed, Failure: "not running", Handover: leaving}
 	if d, err := n.rt.Deployment(id); err == nil {
 		info := d.Info()
-		l = lease{Node: n.o.Name, Status: info.Status, Active: info.Active, Queued: info.Queued}
+		l = lease{Node: n.o.Name, Status: info.Status, Active: info.Active, Queued: info.Queued, Handover: leaving}
 		if info.Failure != nil {
 			l.Failure = info.Failure.Error()
 		}
@@ -196,6 +201,8 @@ func (n *Node) renew(id string, ow owned) {
 	case err == nil:
 	case conflict(err) && n.adoptOwnLease(id):
 		// An earlier write of ours that timed out landed after all.
+	case conflict(err) && leaving:
+		n.handedOver(id)
 	case conflict(err):
 		n.drop(id, "its lease was taken")
 	case time.Since(ow.renewed) > n.o.LeaseTTL:

@@ -270,11 +270,11 @@ func (t *Telemetry) Summarize(f Filter) (*Summary, error) {
 		return nil, ErrBadWindow
 	}
 	now := t.now()
-	from := t.start
+	t.mu.Lock()
+	from := t.start // Add moves it back for an older record
 	if f.Window > 0 && now.Add(-f.Window).After(from) {
 		from = now.Add(-f.Window) // a window longer than the runtime has run starts at its start
 	}
-	t.mu.Lock()
 	var recs []requestRecord
 	truncated := false
 	// Since the start, the counts come from the running totals, exact

@@ -28,8 +28,9 @@ func hostname() string {
 
 // joinCluster connects to NATS and joins the cluster (-cluster, -node).
 // The keys of NEURO_API_KEYS (or this run's generated key) are added to
-// the cluster's key store, which every node reads. The node leaves the
-// cluster when ctx ends (SIGINT, SIGTERM), handing its deployments over.
+// the cluster's key store, which every node reads. When ctx ends (SIGINT,
+// SIGTERM) the node hands its deployments over, and it leaves the cluster
+// when run calls c.exits, after the HTTP server's last request.
 func joinCluster(ctx context.Context, c *config, rt *neuro.Runtime, log *slog.Logger, stdout io.Writer) (httpapi.Backend, httpapi.KeyStore, *cluster.RateShare, error) {
 	nc, err := nats.Connect(c.cluster, nats.Name("neuro-"+c.node), nats.MaxReconnects(-1),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
@@ -59,7 +60,15 @@ func joinCluster(ctx context.Context, c *config, rt *neuro.Runtime, log *slog.Lo
 		nc.Close()
 		return nil, nil, nil, err
 	}
+	// On SIGINT or SIGTERM the node hands its deployments over while the
+	// HTTP server finishes its running requests (within -grace), and
+	// leaves the cluster once they have finished.
 	context.AfterFunc(ctx, func() {
+		lctx, cancel := context.WithTimeout(context.Background(), c.grace)
+		defer cancel()
+		node.Leave(lctx)
+	})
+	c.exits = append(c.exits, func() {
 		node.Close()
 		nc.Drain()
 	})

@@ -91,6 +91,7 @@ type config struct {
 	responses          int
 	responseMiB        int64
 	responseTTL        time.Duration
+	exits              []func() // run calls them once the HTTP server has stopped
 }
 
 func main() {
@@ -259,7 +260,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 		// write its own (StreamWriteTimeout).
 	}
 	fmt.Fprintf(stdout, "Serving on http://%s (OpenAI base URL http://%s/v1)\n", ln.Addr(), ln.Addr())
-	return serve(ctx, hs, ln, c.grace, stdout)
+	err = serve(ctx, hs, ln, c.grace, stdout)
+	for _, exit := range c.exits {
+		exit()
+	}
+	return err
 }
 
 // errShuttingDown cancels the requests still running when the grace

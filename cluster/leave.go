@@ -1,0 +1,110 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/neuro-go/neuro/runtime"
+)
+
+// Leave hands this node's deployments over before it stops: the node
+// claims nothing more, marks its leases for handover (another node with
+// the device claims each at once and loads it), serves each deployment
+// until its new holder reports it ready or ctx ends, then stops it once
+// the requests running on it have finished. A deployment pinned to this
+// node cannot move: it is stopped the same way, after its running
+// requests. Call Leave before the program's HTTP server stops, so that
+// requests keep being answered throughout, and Close after it.
+func (n *Node) Leave(ctx context.Context) error {
+	n.mu.Lock()
+	if n.left || n.leaving {
+		n.mu.Unlock()
+		return nil
+	}
+	n.leaving = true
+	n.handing = map[string]owned{}
+	n.mu.Unlock()
+	n.log.Info("leaving the cluster: handing the deployments over")
+	n.reconcile() // renews every lease with Handover set
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for !n.handoverDone() {
+		select {
+		case <-ctx.Done():
+			pending := n.pendingHandovers()
+			n.log.Warn("leaving before every deployment was ready elsewhere", "pending", pending, "err", ctx.Err())
+			n.stopHanded()
+			return fmt.Errorf("cluster: leaving: %w (not yet ready elsewhere: %s)", ctx.Err(), strings.Join(pending, ", "))
+		case <-t.C:
+			n.poke()
+		}
+	}
+	n.stopHanded()
+	return nil
+}
+
+// handedOver records a deployment whose lease another node took while
+// this one leaves: it keeps serving until the new copy is ready.
+func (n *Node) handedOver(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if ow, ok := n.owned[id]; ok {
+		delete(n.owned, id)
+		n.handing[id] = *ow
+		n.log.Info("handed a deployment over", "deployment", id, "to", n.leaseOf[id].Node)
+	}
+}
+
+// handoverDone reports whether every deployment this node held is either
+// pinned here or ready on another node.
+func (n *Node) handoverDone() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ow := range n.owned {
+		if ow.spec.Node != n.o.Name {
+			return false // not taken yet
+		}
+	}
+	for id := range n.handing {
+		if l := n.leaseOf[id]; l.Node == n.o.Name || l.Status != runtime.StatusReady {
+			return false
+		}
+	}
+	return true
+}
+
+// pendingHandovers names the deployments not yet ready elsewhere, with
+// what their leases say.
+func (n *Node) pendingHandovers() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for id, ow := range n.owned {
+		if ow.spec.Node != n.o.Name {
+			out = append(out, id+" (not claimed)")
+		}
+	}
+	for id := range n.handing {
+		if l := n.leaseOf[id]; l.Node == n.o.Name || l.Status != runtime.StatusReady {
+			out = append(out, fmt.Sprintf("%s (%s on %q)", id, l.Status, l.Node))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// stopHanded stops the deployments handed over, after their running
+// requests.
+func (n *Node) stopHanded() {
+	n.mu.Lock()
+	handing := n.handing
+	n.handing = map[string]owned{}
+	n.mu.Unlock()
+	for id, ow := range handing {
+		n.rt.Undeploy(id, ow.spec.Owner)
+	}
+	n.syncSubscriptions()
+}
