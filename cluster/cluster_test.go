@@ -327,6 +327,36 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("what one node answered, the next node says", func(t *testing.T) {
+		// A client behind a load balancer: each request on the next node.
+		nodes := []*testNode{a, b, c}
+		for i := range 10 {
+			x, y, z := nodes[i%3], nodes[(i+1)%3], nodes[(i+2)%3]
+			id := fmt.Sprintf("hop.%d", i)
+			info, err := x.node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: id, Model: netID, Device: "cpu", MaxBatch: 2, Owner: owner}, 10*time.Second)
+			if err != nil || info.Status != runtime.StatusReady {
+				t.Fatalf("%s on %s: %s, %v", id, x.name, info.Status, err)
+			}
+			// Ready on x: a run on y reaches it, and a wrong input width
+			// is the run's error, not an unavailable deployment.
+			bad := digitsRun(id)
+			bad.Samples[0].Vector = bad.Samples[0].Vector[:10]
+			if _, err := y.node.Run(ctx, bad); errors.Is(err, runtime.ErrDeviceUnavailable) || err == nil {
+				t.Fatalf("%s: a bad run on %s right after %s said ready: %v", id, y.name, x.name, err)
+			}
+			if info, err := z.node.DeploymentInfo(id); err != nil || info.Status != runtime.StatusReady {
+				t.Fatalf("%s: %s says %s after %s said ready: %v", id, z.name, info.Status, x.name, err)
+			}
+			// Deleted on y: z knows it is gone.
+			if err := y.node.Undeploy(id, owner); err != nil {
+				t.Fatalf("%s: deleting on %s: %v", id, y.name, err)
+			}
+			if _, err := z.node.DeploymentInfo(id); !errors.Is(err, runtime.ErrDeploymentNotFound) {
+				t.Fatalf("%s: %s still sees it after %s deleted it: %v", id, z.name, y.name, err)
+			}
+		}
+	})
+
 	t.Run("a paused node keeps its deployments", func(t *testing.T) {
 		// Its connection stays open while it answers nothing, as when a
 		// process is stopped or its CPU saturated: the probes time out,

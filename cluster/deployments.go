@@ -96,7 +96,8 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 		return runtime.DeploymentInfo{}, fmt.Errorf("%w: deployment %q", runtime.ErrDuplicate, ds.ID)
 	}
 	b, _ := json.Marshal(s)
-	if _, err := n.deps.Create(ctx, s.ID, b); err != nil {
+	rev, err := n.deps.Create(ctx, s.ID, b)
+	if err != nil {
 		if conflict(err) {
 			return runtime.DeploymentInfo{}, fmt.Errorf("%w: deployment %q", runtime.ErrDuplicate, ds.ID)
 		}
@@ -117,6 +118,9 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 		}
 		switch info.Status {
 		case runtime.StatusReady:
+			// Every node knows it, and knows it ready, before we say so.
+			n.awaitApplied(n.deps, rev)
+			n.awaitApplied(n.leases, 0)
 			return info, nil
 		case runtime.StatusFailed:
 			n.deleteSpec(s.ID)
@@ -124,6 +128,7 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 		}
 		select {
 		case <-wctx.Done():
+			n.awaitApplied(n.deps, rev)
 			return info, nil
 		case <-t.C:
 		}
@@ -184,6 +189,7 @@ func (n *Node) deleteSpec(id string) error {
 	delete(n.specs, id)
 	n.mu.Unlock()
 	n.poke()
+	n.awaitApplied(n.deps, 0)
 	return nil
 }
 
@@ -194,6 +200,11 @@ func (n *Node) Undeploy(id, owner string) error {
 	n.mu.Lock()
 	s, ok := n.specs[id]
 	n.mu.Unlock()
+	if !ok && n.catchUp(n.deps) {
+		n.mu.Lock()
+		s, ok = n.specs[id]
+		n.mu.Unlock()
+	}
 	if !ok {
 		return n.rt.Undeploy(id, owner)
 	}
@@ -205,16 +216,27 @@ func (n *Node) Undeploy(id, owner string) error {
 
 // DeploymentInfo reports a deployment, wherever it runs.
 func (n *Node) DeploymentInfo(id string) (runtime.DeploymentInfo, error) {
+	n.waitReplay()
 	n.mu.Lock()
 	s, ok := n.specs[id]
 	l, leased := n.leaseOf[id]
 	_, mine := n.owned[id]
+	_, served := n.subs[id]
 	pinnedUp := n.up(s.Node)
 	n.mu.Unlock()
+	if !ok && mine {
+		// Deleted in the cluster; this node's copy is finishing its work.
+		return runtime.DeploymentInfo{}, fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, id)
+	}
 	if !ok || mine {
 		info, err := n.rt.DeploymentInfo(id)
 		if err == nil {
 			info.Node = n.o.Name
+			if mine && info.Status == runtime.StatusReady && !served {
+				// Ready here, but not yet on its subject: the other
+				// nodes cannot reach it until it is.
+				info.Status = runtime.StatusLoading
+			}
 			return info, nil
 		}
 		if !ok {
@@ -263,12 +285,17 @@ func (n *Node) remoteInfo(s spec, l leaseEntry, leased, pinnedUp bool) runtime.D
 // DeploymentInfos reports every deployment: the cluster's, and this
 // node's own (the program's, which every node has), sorted by ID.
 func (n *Node) DeploymentInfos() []runtime.DeploymentInfo {
+	n.waitReplay()
 	byID := map[string]runtime.DeploymentInfo{}
+	n.mu.Lock()
 	for _, info := range n.rt.DeploymentInfos() {
+		_, mine := n.owned[info.ID]
+		if _, ok := n.specs[info.ID]; mine && !ok {
+			continue // deleted in the cluster, finishing its work here
+		}
 		info.Node = n.o.Name
 		byID[info.ID] = info
 	}
-	n.mu.Lock()
 	for id, s := range n.specs {
 		if _, mine := n.owned[id]; mine && byID[id].ID != "" {
 			continue

@@ -28,7 +28,7 @@ func (n *Node) Leave(ctx context.Context) error {
 	n.handing = map[string]owned{}
 	n.mu.Unlock()
 	n.log.Info("leaving the cluster: handing the deployments over")
-	n.reconcile() // renews every lease with Handover set
+	n.poke() // the loop renews every lease with Handover set
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for !n.handoverDone() {

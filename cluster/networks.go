@@ -133,9 +133,11 @@ func (n *Node) storeNetwork(ctx context.Context, nw *runtime.Network) error {
 	n.mu.Lock()
 	n.netOf[nw.ID] = netMeta{Network: nw, Created: nw.Created, Program: name, Node: n.o.Name}
 	n.mu.Unlock()
-	if _, err := n.nets.Create(ctx, nw.ID, rec); err != nil {
+	rev, err := n.nets.Create(ctx, nw.ID, rec)
+	if err != nil {
 		return fmt.Errorf("cluster: storing network %s: %w", nw.ID, err)
 	}
+	n.awaitApplied(n.nets, rev)
 	return nil
 }
 
@@ -165,6 +167,7 @@ func (n *Node) DeleteNetwork(id, owner string) error {
 	if err := n.nets.Delete(ctx, id); err != nil {
 		return fmt.Errorf("cluster: deleting network %s: %w", id, err)
 	}
+	n.awaitApplied(n.nets, 0)
 	n.mu.Lock()
 	delete(n.netOf, id)
 	n.mu.Unlock()

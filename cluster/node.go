@@ -288,7 +288,13 @@ func (n *Node) listen() error {
 		calls.Unsubscribe()
 		return fmt.Errorf("cluster: %w", err)
 	}
-	n.own = []*nats.Subscription{calls, cancels}
+	applied, err := n.nc.Subscribe(n.subject("applied", n.o.Name), n.answerApplied)
+	if err != nil {
+		calls.Unsubscribe()
+		cancels.Unsubscribe()
+		return fmt.Errorf("cluster: %w", err)
+	}
+	n.own = []*nats.Subscription{calls, cancels, applied}
 	return nil
 }
 

@@ -12,6 +12,9 @@ import (
 	"github.com/neuro-go/neuro/runtime"
 )
 
+// errUnserved is wrapped when no node answers a deployment's subject.
+var errUnserved = errors.New("unserved")
+
 // acceptTimeout bounds the wait for a serving node to take a call.
 const acceptTimeout = 5 * time.Second
 
@@ -19,13 +22,21 @@ const acceptTimeout = 5 * time.Second
 // a model) runs: here (the runtime then answers, errors included), or
 // on another node, through the subject returned.
 func (n *Node) route(id, model string) (subject string, remote bool) {
+	n.waitReplay()
 	if id != "" {
-		if _, err := n.rt.Deployment(id); err == nil {
-			return "", false
-		}
 		n.mu.Lock()
 		_, ok := n.specs[id]
 		n.mu.Unlock()
+		// A local copy still loading (this node takes it over) leaves the
+		// calls to the node that serves it now.
+		if d, err := n.rt.Deployment(id); err == nil && (d.Status() == runtime.StatusReady || !ok) {
+			return "", false
+		}
+		if !ok && n.catchUp(n.deps) { // created a moment ago on another node?
+			n.mu.Lock()
+			_, ok = n.specs[id]
+			n.mu.Unlock()
+		}
 		if !ok {
 			return "", false
 		}
@@ -66,7 +77,11 @@ func (n *Node) Generate(ctx context.Context, req *runtime.Request, fn func(runti
 		return n.rt.Generate(ctx, req, fn)
 	}
 	start := time.Now()
-	rep, err := n.call(ctx, subj, &call{Kind: "gen", Gen: req, Stream: fn != nil}, fn)
+	var rep *reply
+	err := n.retryUnserved(ctx, req.Deployment, func() (err error) {
+		rep, err = n.call(ctx, subj, &call{Kind: "gen", Gen: req, Stream: fn != nil}, fn)
+		return err
+	})
 	if err != nil && rep == nil {
 		n.tel.RecordError(req.Principal, req.Endpoint, req.Model, time.Since(start))
 	}
@@ -83,7 +98,11 @@ func (n *Node) Run(ctx context.Context, req *runtime.RunRequest) (*runtime.RunRe
 		return n.rt.Run(ctx, req)
 	}
 	start := time.Now()
-	rep, err := n.call(ctx, subj, &call{Kind: "run", Run: req}, nil)
+	var rep *reply
+	err := n.retryUnserved(ctx, req.Deployment, func() (err error) {
+		rep, err = n.call(ctx, subj, &call{Kind: "run", Run: req}, nil)
+		return err
+	})
 	if err != nil && rep == nil {
 		n.tel.RecordError(req.Principal, req.Endpoint, req.Model, time.Since(start))
 	}
@@ -110,7 +129,7 @@ func (n *Node) call(ctx context.Context, subj string, c *call, fn func(runtime.E
 	cancel()
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
-		return nil, fmt.Errorf("%w: no node serves %s now (it may be moving to another node)", runtime.ErrDeviceUnavailable, subj)
+		return nil, fmt.Errorf("%w: %w: no node serves %s now (it may be moving to another node)", runtime.ErrDeviceUnavailable, errUnserved, subj)
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err()
 	case err != nil:
