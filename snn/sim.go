@@ -94,6 +94,10 @@ func (c Counters) Add(d Counters) Counters {
 // ErrInputSize is wrapped by Step when an input has the wrong length.
 var ErrInputSize = errors.New("snn: input size mismatch")
 
+// ErrTooLarge is wrapped by NewSimulator's error for a graph whose state
+// would pass Options.MaxStateBytes.
+var ErrTooLarge = errors.New("snn: graph too large")
+
 // Simulator steps a Graph in discrete time. Build it once with NewSimulator;
 // Step then allocates nothing. A Simulator is not safe for concurrent use.
 type Simulator struct {
@@ -167,7 +171,7 @@ func NewSimulator(g *Graph, opts *Options) (*Simulator, error) {
 		return nil, err
 	}
 	if need := planBytes(g, shapes, o); need > o.MaxStateBytes {
-		return nil, fmt.Errorf("snn: simulating this graph needs about %d bytes of state, over Options.MaxStateBytes (%d)", need, o.MaxStateBytes)
+		return nil, fmt.Errorf("%w: simulating this graph needs about %d bytes of state, over Options.MaxStateBytes (%d)", ErrTooLarge, need, o.MaxStateBytes)
 	}
 	s := &Simulator{graph: g, opts: o, batch: o.Batch, byName: map[string]*simNode{}}
 	topo := g.Topology()

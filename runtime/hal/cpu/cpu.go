@@ -118,6 +118,10 @@ func (d *Device) Load(ctx context.Context, p *compile.Program, batch int) (hal.I
 		workers = min(runtime.GOMAXPROCS(0), maxWorkers)
 	}
 	sim, err := snn.NewSimulator(p.Graph, &snn.Options{Dt: dt, Batch: batch, Workers: workers, Weights: d.cfg.Precision})
+	if errors.Is(err, snn.ErrTooLarge) {
+		// The program does not fit this batch: the caller's to change.
+		return nil, fmt.Errorf("%w: cpu: %w", compile.ErrUnsupported, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}

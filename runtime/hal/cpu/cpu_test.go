@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
 	"github.com/neuro-go/neuro/runtime/hal/cpu"
 	"github.com/neuro-go/neuro/runtime/hal/haltest"
@@ -112,5 +113,21 @@ func TestWorkersOption(t *testing.T) {
 				t.Errorf("err %v is not an *hal.OptionError for %s", err, cpu.Name)
 			}
 		})
+	}
+}
+
+// TestTooLargeIsUnsupported: a program whose state at the batch asked
+// for is over the simulator's bound is refused as not fitting
+// (compile.ErrUnsupported), the caller's to change, before anything of
+// its size is allocated.
+func TestTooLargeIsUnsupported(t *testing.T) {
+	g := snn.NewGraph().Add("in", &snn.Input{Shape: []int{1 << 20}}).Add("out", &snn.Output{}).Connect("in", "out")
+	d, err := cpu.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Load(context.Background(), &compile.Program{Graph: g, Timesteps: 1}, 4096)
+	if !errors.Is(err, compile.ErrUnsupported) || !errors.Is(err, snn.ErrTooLarge) {
+		t.Fatalf("a 16 GB batch: %v, want compile.ErrUnsupported wrapping snn.ErrTooLarge", err)
 	}
 }
