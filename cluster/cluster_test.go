@@ -327,6 +327,80 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("quotas hold against creates on three nodes at once", func(t *testing.T) {
+		const who = "erin"
+		if err := a.node.SetQuota(ctx, runtime.Quota{Networks: 2, Deployments: 2}); err != nil {
+			t.Fatal(err)
+		}
+		defer a.node.SetQuota(ctx, runtime.Quota{})
+		data, err := os.ReadFile("../compile/testdata/digits/mlp.onnx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes := []*testNode{a, b, c}
+		type result struct {
+			id  string
+			err error
+		}
+		results := make(chan result, 6)
+		for i := range 6 {
+			go func() {
+				nw, err := nodes[i%3].node.Compile(ctx, &runtime.CompileRequest{Format: "onnx", Data: data, Name: fmt.Sprintf("q%d", i), Owner: who,
+					Import: compile.ImportOptions{Conversion: compile.ConversionOptions{Timesteps: 8}}})
+				if err != nil {
+					results <- result{err: err}
+					return
+				}
+				results <- result{id: nw.ID}
+			}()
+		}
+		var nets []string
+		for range 6 {
+			r := <-results
+			switch {
+			case r.err == nil:
+				nets = append(nets, r.id)
+			case !errors.Is(r.err, runtime.ErrQuota):
+				t.Fatal(r.err)
+			}
+		}
+		if len(nets) != 2 {
+			t.Fatalf("%d networks compiled under a quota of 2", len(nets))
+		}
+		for i := range 6 {
+			go func() {
+				_, err := nodes[i%3].node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: fmt.Sprintf("q.%d", i), Model: nets[i%2], Device: "cpu", MaxBatch: 1, Owner: who}, 10*time.Second)
+				results <- result{id: fmt.Sprintf("q.%d", i), err: err}
+			}()
+		}
+		var deps []string
+		for range 6 {
+			r := <-results
+			switch {
+			case r.err == nil:
+				deps = append(deps, r.id)
+			case !errors.Is(r.err, runtime.ErrQuota):
+				t.Fatal(r.err)
+			}
+		}
+		if len(deps) != 2 {
+			t.Fatalf("%d deployments created under a quota of 2", len(deps))
+		}
+		for _, id := range deps {
+			if err := b.node.Undeploy(id, who); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, id := range nets {
+			eventually(t, 5*time.Second, "the network deleted", func() error { return c.node.DeleteNetwork(id, who) })
+		}
+		// What was deleted made room again.
+		if _, err := a.node.Compile(ctx, &runtime.CompileRequest{Format: "onnx", Data: data, Name: "again", Owner: who,
+			Import: compile.ImportOptions{Conversion: compile.ConversionOptions{Timesteps: 8}}}); err != nil {
+			t.Fatalf("after the deletions: %v", err)
+		}
+	})
+
 	t.Run("what one node answered, the next node says", func(t *testing.T) {
 		// A client behind a load balancer: each request on the next node.
 		nodes := []*testNode{a, b, c}
@@ -578,10 +652,14 @@ func TestCluster(t *testing.T) {
 		t.Logf("handed over in %v", time.Since(start).Round(time.Millisecond))
 		time.Sleep(100 * time.Millisecond)
 		close(stop)
-		after, err := entry.node.DeploymentInfo("digits.1")
-		if err != nil || after.Node == leaver.name || after.Status != runtime.StatusReady {
-			t.Fatalf("after the handover digits.1 is on %q (%s): %v", after.Node, after.Status, err)
-		}
+		// What another node reports comes from its watch of the leases.
+		eventually(t, 2*time.Second, "another node reports digits.1 ready elsewhere", func() error {
+			after, err := entry.node.DeploymentInfo("digits.1")
+			if err == nil && (after.Node == leaver.name || after.Status != runtime.StatusReady) {
+				err = fmt.Errorf("on %q (%s)", after.Node, after.Status)
+			}
+			return err
+		})
 		if _, err := leaver.rt.Deployment("digits.1"); err == nil {
 			t.Fatal("the leaving node still runs digits.1")
 		}

@@ -95,9 +95,24 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 	if _, err := n.rt.Deployment(ds.ID); err == nil {
 		return runtime.DeploymentInfo{}, fmt.Errorf("%w: deployment %q", runtime.ErrDuplicate, ds.ID)
 	}
+	q := n.rt.Quota()
+	err = n.changeUsage(ctx, "deployments", s.Owner, n.knownDeployments(s.Owner), func(u *usage) error {
+		if slices.ContainsFunc(u.Entries, func(x useEntry) bool { return x.ID == s.ID }) {
+			return fmt.Errorf("%w: deployment %q", runtime.ErrDuplicate, s.ID)
+		}
+		if q.Deployments >= 0 && len(u.Entries)+1 > q.Deployments {
+			return fmt.Errorf("%w: %s has %d deployments in the cluster, the limit is %d", runtime.ErrQuota, s.Owner, len(u.Entries), q.Deployments)
+		}
+		u.Entries = append(u.Entries, useEntry{ID: s.ID})
+		return nil
+	})
+	if err != nil {
+		return runtime.DeploymentInfo{}, err
+	}
 	b, _ := json.Marshal(s)
 	rev, err := n.deps.Create(ctx, s.ID, b)
 	if err != nil {
+		n.releaseUsage(ctx, "deployments", s.Owner, s.ID)
 		if conflict(err) {
 			return runtime.DeploymentInfo{}, fmt.Errorf("%w: deployment %q", runtime.ErrDuplicate, ds.ID)
 		}
@@ -132,6 +147,22 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 			return info, nil
 		case <-t.C:
 		}
+	}
+}
+
+// knownDeployments seeds an owner's deployments record from this node's
+// view.
+func (n *Node) knownDeployments(owner string) func() []useEntry {
+	return func() []useEntry {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		var out []useEntry
+		for id, s := range n.specs {
+			if s.Owner == owner {
+				out = append(out, useEntry{ID: id})
+			}
+		}
+		return out
 	}
 }
 
@@ -186,8 +217,12 @@ func (n *Node) deleteSpec(id string) error {
 		return fmt.Errorf("cluster: deleting deployment %s: %w", id, err)
 	}
 	n.mu.Lock()
+	s := n.specs[id]
 	delete(n.specs, id)
 	n.mu.Unlock()
+	if s.Owner != "" {
+		n.releaseUsage(ctx, "deployments", s.Owner, id)
+	}
 	n.poke()
 	n.awaitApplied(n.deps, 0)
 	return nil

@@ -58,7 +58,7 @@ func TestHTTPThroughANode(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	w := do("POST", "/v1/deployments/lite-on-a/chat/completions", `{"messages":[{"role":"user","content":"Hello"}],"max_tokens":6,"stream":true}`)
+	w := do("POST", "/v1/deployments/lite-on-a/chat/completions", `{"messages":[{"role":"user","content":"Hello"}],"max_tokens":6,"stream":true,"temperature":0}`)
 	if w.Code != 200 {
 		t.Fatalf("chat: %d %s", w.Code, w.Body)
 	}

@@ -104,6 +104,23 @@ func (n *Node) stopHanded() {
 	n.handing = map[string]owned{}
 	n.mu.Unlock()
 	for id, ow := range handing {
+		// Off its subject first: a call that still arrives is answered
+		// "gone" and tried again on the new holder.
+		n.mu.Lock()
+		if sub, ok := n.subs[id]; ok {
+			sub.Unsubscribe()
+			delete(n.subs, id)
+		}
+		n.mu.Unlock()
+		// The calls it accepted run to their end first.
+		for deadline := time.Now().Add(catchUpWait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			n.mu.Lock()
+			busy := n.serving[id] > 0
+			n.mu.Unlock()
+			if !busy {
+				break
+			}
+		}
 		n.rt.Undeploy(id, ow.spec.Owner)
 	}
 	n.syncSubscriptions()

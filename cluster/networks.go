@@ -103,11 +103,43 @@ func (n *Node) Compile(ctx context.Context, req *runtime.CompileRequest) (*runti
 	if err != nil {
 		return nil, err
 	}
-	if err := n.storeNetwork(ctx, nw); err != nil {
+	q := n.rt.Quota()
+	err = n.changeUsage(ctx, "networks", nw.Owner, n.knownNetworks(nw.Owner, nw.ID), func(u *usage) error {
+		if q.Networks >= 0 && len(u.Entries)+1 > q.Networks {
+			return fmt.Errorf("%w: %s has %d networks in the cluster, the limit is %d", runtime.ErrQuota, nw.Owner, len(u.Entries), q.Networks)
+		}
+		if b := u.bytes(); q.NetworkBytes >= 0 && b+nw.StoredBytes > q.NetworkBytes {
+			return fmt.Errorf("%w: %s's networks would hold %d bytes in the cluster, the limit is %d", runtime.ErrQuota, nw.Owner, b+nw.StoredBytes, q.NetworkBytes)
+		}
+		u.Entries = append(u.Entries, useEntry{ID: nw.ID, Bytes: nw.StoredBytes})
+		return nil
+	})
+	if err == nil {
+		if err = n.storeNetwork(ctx, nw); err != nil {
+			n.releaseUsage(ctx, "networks", nw.Owner, nw.ID)
+		}
+	}
+	if err != nil {
 		n.rt.DeleteNetwork(nw.ID, nw.Owner)
 		return nil, err
 	}
 	return nw, nil
+}
+
+// knownNetworks seeds an owner's networks record from this node's view,
+// the compile in hand (except) aside.
+func (n *Node) knownNetworks(owner, except string) func() []useEntry {
+	return func() []useEntry {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		var out []useEntry
+		for id, m := range n.netOf {
+			if m.Network.Owner == owner && id != except {
+				out = append(out, useEntry{ID: id, Bytes: m.Network.StoredBytes})
+			}
+		}
+		return out
+	}
 }
 
 func (n *Node) storeNetwork(ctx context.Context, nw *runtime.Network) error {
@@ -167,6 +199,7 @@ func (n *Node) DeleteNetwork(id, owner string) error {
 	if err := n.nets.Delete(ctx, id); err != nil {
 		return fmt.Errorf("cluster: deleting network %s: %w", id, err)
 	}
+	n.releaseUsage(ctx, "networks", owner, id)
 	n.awaitApplied(n.nets, 0)
 	n.mu.Lock()
 	delete(n.netOf, id)

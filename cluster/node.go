@@ -123,7 +123,7 @@ type Node struct {
 	tel *runtime.Telemetry // the cluster's records
 
 	nets, deps, leases, alive, members, keys, config jetstream.KeyValue
-	responses, respUse                               jetstream.KeyValue // stored responses (responses.go)
+	responses, usage                                 jetstream.KeyValue // stored responses; quota records (usage.go)
 	programs                                         jetstream.ObjectStore
 
 	ctx    context.Context // ends when the node leaves
@@ -138,10 +138,11 @@ type Node struct {
 	netOf     map[string]netMeta
 	memberOf  map[string]member
 	aliveSeen map[string]time.Time
-	goneAt    map[string]time.Time // nodes whose connection a probe found gone (presence.go)
-	replaying atomic.Int32
+	goneAt    map[string]time.Time          // nodes whose connection a probe found gone (presence.go)
+	replaying atomic.Int32                  // watches replaying their bucket after a stall
 	leaving   bool                          // Leave: claim nothing, hand everything over
-	handing   map[string]owned              // handed over, served until the new holder is ready (leave.go)                  // watches replaying their bucket after a stall
+	handing   map[string]owned              // handed over, served until the new holder is ready (leave.go)
+	serving   map[string]int                // calls accepted per deployment, not yet finished
 	owned     map[string]*owned             // deployments this node runs for the cluster
 	subs      map[string]*nats.Subscription // the deployments this node serves
 	watchers  []*watcher
@@ -209,7 +210,7 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 	n := &Node{o: o, log: log.With("node", o.Name), rt: rt, nc: nc, js: js,
 		tel: runtime.NewTelemetry(0, nil), kick: make(chan struct{}, 1), telq: make(chan runtime.Record, 4096),
 		specs: map[string]spec{}, leaseOf: map[string]leaseEntry{}, netOf: map[string]netMeta{},
-		memberOf: map[string]member{}, aliveSeen: map[string]time.Time{}, goneAt: map[string]time.Time{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
+		memberOf: map[string]member{}, aliveSeen: map[string]time.Time{}, goneAt: map[string]time.Time{}, serving: map[string]int{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
 	if err := n.open(ctx); err != nil {
 		return nil, err
 	}
@@ -359,7 +360,7 @@ func (n *Node) open(ctx context.Context) error {
 	if n.responses, err = kv("responses", n.rt.Quota().ResponseTTL); err != nil {
 		return err
 	}
-	if n.respUse, err = kv("response_use", 0); err != nil {
+	if n.usage, err = kv("usage", 0); err != nil {
 		return err
 	}
 	err = retry(ctx, func(ctx context.Context) (err error) {
@@ -481,8 +482,8 @@ func (n *Node) follow(w *watcher, ready chan<- error, replaying bool) {
 					n.poke()
 					continue
 				}
-				w.last.Store(e.Revision())
 				w.apply(e)
+				w.last.Store(e.Revision()) // after: awaitApplied reads it as done
 				n.poke()
 			}
 		}

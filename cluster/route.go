@@ -139,6 +139,9 @@ func (n *Node) call(ctx context.Context, subj string, c *call, fn func(runtime.E
 	if err := decode(msg.Data, &acc); err != nil {
 		return nil, fmt.Errorf("%w: a bad answer from %s", runtime.ErrDeviceUnavailable, subj)
 	}
+	if acc.Gone {
+		return nil, fmt.Errorf("%w: %w: node %s no longer serves %s", runtime.ErrDeviceUnavailable, errUnserved, acc.Node, subj)
+	}
 	if acc.Err != nil {
 		return &reply{}, acc.Err.err()
 	}
@@ -229,11 +232,39 @@ func (n *Node) serve(m *nats.Msg) {
 		m.Respond(b)
 		return
 	}
+	id := c.deployment()
+	n.mu.Lock()
+	_, err := n.rt.Deployment(id)
+	if id != "" && err == nil {
+		n.serving[id]++ // stopHanded waits for it
+	}
+	n.mu.Unlock()
+	if id != "" && err != nil {
+		// Handed over or dropped since the call was routed here.
+		b, _ := encode(&accept{Node: n.o.Name, Gone: true})
+		m.Respond(b)
+		return
+	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
 		n.run(m, &c)
+		if id != "" {
+			n.mu.Lock()
+			if n.serving[id]--; n.serving[id] == 0 {
+				delete(n.serving, id)
+			}
+			n.mu.Unlock()
+		}
 	}()
+}
+
+// deployment is the deployment a call names, if any.
+func (c *call) deployment() string {
+	if c.Gen != nil {
+		return c.Gen.Deployment
+	}
+	return c.Run.Deployment
 }
 
 func (n *Node) run(m *nats.Msg, c *call) {

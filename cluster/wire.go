@@ -35,6 +35,9 @@ type call struct {
 type accept struct {
 	Node string   `json:"node"`
 	Err  *wireErr `json:"err,omitempty"`
+	// Gone says this node stopped serving the deployment a moment ago
+	// (it moved): the caller tries again.
+	Gone bool `json:"gone,omitempty"`
 }
 
 // reply is one message to a caller's inbox.
