@@ -27,17 +27,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/neuro-go/neuro/cluster"
+	"github.com/neuro-go/neuro/internal/natstest"
 	"github.com/neuro-go/neuro/models/tokenizers"
 	"github.com/neuro-go/neuro/runtime"
 	_ "github.com/neuro-go/neuro/runtime/hal/cpu"
@@ -57,38 +56,6 @@ func main() {
 	}
 }
 
-func freePort() int {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func startNATS(dir string) ([]*server.Server, error) {
-	routes := ""
-	ports := []int{freePort(), freePort(), freePort()}
-	for i, p := range ports {
-		if i > 0 {
-			routes += ","
-		}
-		routes += fmt.Sprintf("nats://127.0.0.1:%d", p)
-	}
-	var out []*server.Server
-	for i := range 3 {
-		s, err := server.NewServer(&server.Options{ServerName: fmt.Sprintf("s%d", i), Host: "127.0.0.1", Port: freePort(), NoLog: true, NoSigs: true,
-			JetStream: true, StoreDir: fmt.Sprintf("%s/s%d", dir, i), JetStreamMaxStore: 4 << 30,
-			Cluster: server.ClusterOpts{Name: "bench", Host: "127.0.0.1", Port: ports[i], NoAdvertise: true}, Routes: server.RoutesFromStr(routes)})
-		if err != nil {
-			return nil, err
-		}
-		go s.Start()
-		if !s.ReadyForConnections(10 * time.Second) {
-			return nil, fmt.Errorf("NATS server %d did not start", i)
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
 type node struct {
 	nc   *nats.Conn
 	rt   *runtime.Runtime
@@ -101,7 +68,7 @@ func run(n, tokens, workers int, secs time.Duration) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	servers, err := startNATS(dir)
+	servers, err := natstest.Start(dir, 3)
 	if err != nil {
 		return err
 	}
