@@ -231,6 +231,20 @@ func run(kills int) error {
 	}
 	fmt.Printf("rolling restart of 3 nodes in %v under 4 running and 4 streaming clients: %d requests, %d failed or cut\n",
 		time.Since(t0).Round(100*time.Millisecond), total, fails)
+	// The cluster's telemetry of each chat client's key counts what the
+	// client sent, whichever node answered, the restarted ones included.
+	time.Sleep(2 * time.Second)
+	for _, c := range chats {
+		code, body := b.callAs(c.key, b.procs[0], "GET", "/v1/telemetry?window=1h", "")
+		var tel struct {
+			Requests struct {
+				ByEndpoint map[string]int `json:"by_endpoint"`
+			} `json:"requests"`
+		}
+		json.Unmarshal(body, &tel)
+		fmt.Printf("  a chat client's key: it sent %d requests that a node answered; the cluster's telemetry counts %d (%d)\n",
+			c.answered.Load(), tel.Requests.ByEndpoint["/v1/chat/completions"], code)
+	}
 	return nil
 }
 
@@ -316,6 +330,10 @@ type caller struct {
 	done         chan struct{}
 	calls, fails atomic.Int64
 	why          atomic.Value // the first failure, for the report
+	key          string       // the key its requests are made with
+	// answered counts the HTTP requests a node answered, whatever their
+	// status: what the key's telemetry must count.
+	answered atomic.Int64
 }
 
 func (c *caller) stop() (int, int) {
@@ -352,7 +370,7 @@ func (b *bench) caller(use func(*proc) bool) *caller {
 // is cut.
 func (b *bench) chatter(use func(*proc) bool) *caller {
 	k := clientKeys[int(nextKey.Add(1))%len(clientKeys)]
-	return b.loop(use, 150*time.Millisecond, func(p *proc) (int, bool) {
+	c := b.loop(use, 150*time.Millisecond, func(p *proc) (int, bool) {
 		req, _ := http.NewRequest("POST", "http://"+p.addr+"/v1/chat/completions",
 			strings.NewReader(`{"model":"neuro-1-lite","messages":[{"role":"user","content":"Tell me a story."}],"max_tokens":32,"stream":true}`))
 		req.Header.Set("Authorization", "Bearer "+k)
@@ -367,6 +385,8 @@ func (b *bench) chatter(use func(*proc) bool) *caller {
 		all, _ := io.ReadAll(resp.Body)
 		return 200, bytes.Contains(all, []byte("data: [DONE]")) && !bytes.Contains(all, []byte(`"error"`))
 	})
+	c.key = k
+	return c
 }
 
 func (b *bench) loop(use func(*proc) bool, every time.Duration, once func(*proc) (int, bool)) *caller {
@@ -384,6 +404,9 @@ func (b *bench) loop(use func(*proc) bool, every time.Duration, once func(*proc)
 				}
 				code, good := once(p)
 				ok = good
+				if code != 0 {
+					c.answered.Add(1)
+				}
 				if !ok {
 					c.why.CompareAndSwap(nil, fmt.Sprintf("%d from %s", code, p.name))
 				}
