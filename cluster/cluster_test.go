@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/neuro-go/neuro/cluster"
 	"github.com/neuro-go/neuro/compile"
 	_ "github.com/neuro-go/neuro/compile/onnx" // the network the tests compile
 	"github.com/neuro-go/neuro/runtime"
@@ -429,6 +430,25 @@ func TestCluster(t *testing.T) {
 				t.Fatalf("%s: %s still sees it after %s deleted it: %v", id, z.name, y.name, err)
 			}
 		}
+	})
+
+	t.Run("a deletion missed by a stalled watch is applied when it resumes", func(t *testing.T) {
+		if _, err := a.node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: "stall.1", Model: netID, Device: "cpu", MaxBatch: 1, Owner: owner}, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		cluster.StallWatch(b.node, "deployments")
+		if err := c.node.Undeploy("stall.1", owner); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.node.DeploymentInfo("stall.1"); err != nil {
+			t.Fatalf("b's watch was stalled, yet it saw the deletion: %v", err)
+		}
+		eventually(t, 10*time.Second, "b notices its stalled watch and applies the deletion", func() error {
+			if _, err := b.node.DeploymentInfo("stall.1"); !errors.Is(err, runtime.ErrDeploymentNotFound) {
+				return fmt.Errorf("b still lists it: %v", err)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a paused node keeps its deployments", func(t *testing.T) {
