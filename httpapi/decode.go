@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -319,6 +320,24 @@ func parseContent(raw json.RawMessage, param, role string) (string, *Error) {
 		}
 		return "", invalid(param, "missing_field", "%s is required", param)
 	}
+	return joinText(raw, param, chatParts)
+}
+
+// textParts are the content parts an endpoint takes, and the error code
+// of any other.
+type textParts struct {
+	types []string // the first is named in the error
+	code  string
+}
+
+var (
+	chatParts     = textParts{[]string{"text"}, "invalid_value"}
+	responseParts = textParts{[]string{"input_text", "output_text", "text"}, "unsupported_parameter"}
+)
+
+// joinText reads content that is a string or an array of text parts of
+// the types allowed, and joins the parts' texts.
+func joinText(raw json.RawMessage, param string, allowed textParts) (string, *Error) {
 	switch raw[0] {
 	case '"':
 		return parseString(raw, param)
@@ -337,8 +356,8 @@ func parseContent(raw json.RawMessage, param, role string) (string, *Error) {
 			if e != nil {
 				return "", e
 			}
-			if typ != "text" {
-				return "", invalid(pp+".type", "invalid_value", "%s.type %q is not supported; only text parts are", pp, typ)
+			if !slices.Contains(allowed.types, typ) {
+				return "", invalid(pp+".type", allowed.code, "%s.type %q is not supported; only text parts (%s) are", pp, typ, allowed.types[0])
 			}
 			text, e := parseString(part.Text, pp+".text")
 			if e != nil {

@@ -216,36 +216,7 @@ func parseInputContent(raw json.RawMessage, param string) (string, *Error) {
 	if absent(raw) {
 		return "", invalid(param, "missing_field", "%s is required", param)
 	}
-	switch raw[0] {
-	case '"':
-		return parseString(raw, param)
-	case '[':
-		var parts []struct {
-			Type json.RawMessage `json:"type"`
-			Text json.RawMessage `json:"text"`
-		}
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", invalid(param, "invalid_type", "%s must be a string or an array of text parts", param)
-		}
-		var sb strings.Builder
-		for j, part := range parts {
-			pp := param + "[" + strconv.Itoa(j) + "]"
-			typ, e := parseString(part.Type, pp+".type")
-			if e != nil {
-				return "", e
-			}
-			if typ != "input_text" && typ != "output_text" && typ != "text" {
-				return "", invalid(pp+".type", "unsupported_parameter", "%s.type %q is not supported; only text parts (input_text) are", pp, typ)
-			}
-			text, e := parseString(part.Text, pp+".text")
-			if e != nil {
-				return "", e
-			}
-			sb.WriteString(text)
-		}
-		return sb.String(), nil
-	}
-	return "", invalid(param, "invalid_type", "%s must be a string or an array of text parts, not %s", param, kindOf(raw))
+	return joinText(raw, param, responseParts)
 }
 
 func parseMetadata(raw json.RawMessage) (map[string]string, *Error) {

@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neuro-go/neuro/bench/roofline"
 	"github.com/neuro-go/neuro/httpapi"
 	"github.com/neuro-go/neuro/models"
 	_ "github.com/neuro-go/neuro/models/all" // the neuro-1 language models
@@ -162,7 +163,7 @@ func run(model string, turns, answer, repeat int) error {
 		}
 	}
 	fmt.Printf("%s, %d turns of at most %d answer tokens, median of %d conversations (fastest-slowest), %s, GOMAXPROCS %d\n",
-		model, turns, answer, repeat, cpuName(), goruntime.GOMAXPROCS(0))
+		model, turns, answer, repeat, roofline.CPUName(), goruntime.GOMAXPROCS(0))
 	fmt.Printf("%-5s %12s", "turn", "prompt tok")
 	for _, w := range ways {
 		fmt.Printf(" %26s", w.name+" TTFT ms (cached)")
@@ -216,19 +217,6 @@ func stats(ds []time.Duration) (med, lo, hi time.Duration) {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2], s[0], s[len(s)-1]
-}
-
-func cpuName() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return goruntime.GOARCH
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if name, ok := strings.CutPrefix(line, "model name"); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
-		}
-	}
-	return goruntime.GOARCH
 }
 
 func viaResponses(s *server, model string, turns, answer int) ([]turnResult, error) {

@@ -33,19 +33,19 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/neuro-go/neuro/bench/roofline"
 	"github.com/neuro-go/neuro/internal/natstest"
 )
 
@@ -105,7 +105,7 @@ func run(kills int) error {
 	}()
 	b.nats = natstest.URLs(servers)
 	for i := range 3 {
-		p := &proc{name: fmt.Sprintf("n%d", i), addr: fmt.Sprintf("127.0.0.1:%d", freePort())}
+		p := &proc{name: fmt.Sprintf("n%d", i), addr: fmt.Sprintf("127.0.0.1:%d", natstest.FreePort())}
 		b.procs = append(b.procs, p)
 		if err := b.start(p); err != nil {
 			return err
@@ -122,7 +122,7 @@ func run(kills int) error {
 	if code, body := b.call(b.procs[0], "POST", "/v1/deployments", `{"model":"neuro-1-digits","id":"fo","max_batch_size":4}`); code != 201 {
 		return fmt.Errorf("creating the deployment: %d %s", code, body)
 	}
-	fmt.Printf("three server processes, NATS in process, LeaseTTL 10 s (the default); %s\n", cpuName())
+	fmt.Printf("three server processes, NATS in process, LeaseTTL 10 s (the default); %s, %d cores\n", roofline.CPUName(), goruntime.NumCPU())
 
 	// Kills.
 	var times []time.Duration
@@ -184,7 +184,7 @@ func run(kills int) error {
 	holder = b.holder()
 	calls = b.caller(func(*proc) bool { return true })
 	var spin atomic.Bool
-	for range numCPU() {
+	for range goruntime.NumCPU() {
 		go func() {
 			for x := 0; !spin.Load(); x++ {
 			}
@@ -424,31 +424,4 @@ func (b *bench) loop(use func(*proc) bool, every time.Duration, once func(*proc)
 		}
 	}()
 	return c
-}
-
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func cpuName() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if name, ok := strings.CutPrefix(line, "model name"); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":")) + ", " + strconv.Itoa(numCPU()) + " cores"
-		}
-	}
-	return "unknown CPU"
-}
-
-func numCPU() int {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	return strings.Count(string(b), "processor\t:")
 }

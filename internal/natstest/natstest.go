@@ -18,12 +18,12 @@ func Start(dir string, n int) ([]*server.Server, error) {
 	ports := make([]int, n)
 	var routes []string
 	for i := range ports {
-		ports[i] = freePort()
+		ports[i] = FreePort()
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
 	}
 	var out []*server.Server
 	for i := range n {
-		s, err := server.NewServer(&server.Options{ServerName: fmt.Sprintf("s%d", i), Host: "127.0.0.1", Port: freePort(), NoLog: true, NoSigs: true,
+		s, err := server.NewServer(&server.Options{ServerName: fmt.Sprintf("s%d", i), Host: "127.0.0.1", Port: FreePort(), NoLog: true, NoSigs: true,
 			JetStream: true, StoreDir: filepath.Join(dir, fmt.Sprintf("s%d", i)), JetStreamMaxStore: 4 << 30,
 			Cluster: server.ClusterOpts{Name: "bench", Host: "127.0.0.1", Port: ports[i], NoAdvertise: true},
 			Routes:  server.RoutesFromStr(strings.Join(routes, ","))})
@@ -48,7 +48,8 @@ func URLs(ss []*server.Server) string {
 	return strings.Join(us, ",")
 }
 
-func freePort() int {
+// FreePort is a TCP port on 127.0.0.1 that nothing listens on now.
+func FreePort() int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
