@@ -284,8 +284,8 @@ func (n *Node) DeploymentInfo(id string) (runtime.DeploymentInfo, error) {
 // up tells whether a node has renewed its presence within LeaseTTL; n.mu
 // is held.
 func (n *Node) up(name string) bool {
-	seen, ok := n.aliveSeen[name]
-	return ok && time.Since(seen) < n.o.LeaseTTL
+	a, ok := n.aliveSeen[name]
+	return ok && time.Since(a.seen) < n.o.LeaseTTL
 }
 
 // remoteInfo reports a deployment this node does not run; pinnedUp is

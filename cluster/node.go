@@ -137,15 +137,18 @@ type Node struct {
 	leaseOf   map[string]leaseEntry
 	netOf     map[string]netMeta
 	memberOf  map[string]member
-	aliveSeen map[string]time.Time
-	goneAt    map[string]time.Time          // nodes whose connection a probe found gone (presence.go)
-	replaying atomic.Int32                  // watches replaying their bucket after a stall
-	leaving   bool                          // Leave: claim nothing, hand everything over
-	handing   map[string]owned              // handed over, served until the new holder is ready (leave.go)
-	serving   map[string]int                // calls accepted per deployment, not yet finished
-	owned     map[string]*owned             // deployments this node runs for the cluster
-	subs      map[string]*nats.Subscription // the deployments this node serves
-	watchers  []*watcher
+	aliveSeen map[string]aliveEntry
+	// The views before a watch's replay, whose revisions keep their times.
+	leaseBefore map[string]leaseEntry
+	aliveBefore map[string]aliveEntry
+	goneAt      map[string]time.Time          // nodes whose connection a probe found gone (presence.go)
+	replaying   atomic.Int32                  // watches replaying their bucket after a stall
+	leaving     bool                          // Leave: claim nothing, hand everything over
+	handing     map[string]owned              // handed over, served until the new holder is ready (leave.go)
+	serving     map[string]int                // calls accepted per deployment, not yet finished
+	owned       map[string]*owned             // deployments this node runs for the cluster
+	subs        map[string]*nats.Subscription // the deployments this node serves
+	watchers    []*watcher
 
 	mux     *mux                 // the calls this node makes
 	cancels cancels              // the calls this node serves
@@ -210,7 +213,7 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 	n := &Node{o: o, log: log.With("node", o.Name), rt: rt, nc: nc, js: js,
 		tel: runtime.NewTelemetry(0, nil), kick: make(chan struct{}, 1), telq: make(chan runtime.Record, 4096),
 		specs: map[string]spec{}, leaseOf: map[string]leaseEntry{}, netOf: map[string]netMeta{},
-		memberOf: map[string]member{}, aliveSeen: map[string]time.Time{}, goneAt: map[string]time.Time{}, serving: map[string]int{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
+		memberOf: map[string]member{}, aliveSeen: map[string]aliveEntry{}, goneAt: map[string]time.Time{}, serving: map[string]int{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
 	if err := n.open(ctx); err != nil {
 		return nil, err
 	}
@@ -235,9 +238,12 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 	// Specs and networks are not forgotten before a replay: an empty
 	// view would stop deployments and unregister networks.
 	for _, x := range []w{{n.nets, n.applyNetwork, nil}, {n.deps, n.applySpec, nil},
-		{n.leases, n.applyLease, clear(func() { n.leaseOf = map[string]leaseEntry{} })},
+		// A replay delivers old revisions again: they keep the time they
+		// first arrived (leaseBefore, aliveBefore), or a dead node's last
+		// lease and presence would look fresh.
+		{n.leases, n.applyLease, clear(func() { n.leaseBefore, n.leaseOf = n.leaseOf, map[string]leaseEntry{} })},
 		{n.members, n.applyMember, clear(func() { n.memberOf = map[string]member{} })},
-		{n.alive, n.applyAlive, clear(func() { n.aliveSeen = map[string]time.Time{} })}} {
+		{n.alive, n.applyAlive, clear(func() { n.aliveBefore, n.aliveSeen = n.aliveSeen, map[string]aliveEntry{} })}} {
 		n.watch(x.kv, x.apply, x.reset, ready)
 	}
 	for range 5 {
@@ -580,7 +586,11 @@ func (n *Node) applyLease(e jetstream.KeyValueEntry) {
 	if err != nil {
 		return
 	}
-	n.leaseOf[e.Key()] = leaseEntry{lease: l, rev: e.Revision(), seen: time.Now()}
+	le := leaseEntry{lease: l, rev: e.Revision(), seen: time.Now()}
+	if old, ok := n.leaseBefore[e.Key()]; ok && old.rev == le.rev {
+		le.seen = old.seen
+	}
+	n.leaseOf[e.Key()] = le
 }
 
 // decodeLease reads a lease another node stored in the leases bucket.
@@ -613,14 +623,25 @@ func decodeMember(b []byte) (member, error) {
 	return m, nil
 }
 
+// aliveEntry is a revision of a node's presence and when it arrived.
+type aliveEntry struct {
+	rev  uint64
+	seen time.Time
+}
+
 func (n *Node) applyAlive(e jetstream.KeyValueEntry) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	k := e.Key()
 	if deleted(e) {
-		delete(n.aliveSeen, e.Key())
+		delete(n.aliveSeen, k)
 		return
 	}
-	n.aliveSeen[e.Key()] = time.Now()
+	a := aliveEntry{rev: e.Revision(), seen: time.Now()}
+	if old, ok := n.aliveBefore[k]; ok && old.rev == a.rev {
+		a.seen = old.seen
+	}
+	n.aliveSeen[k] = a
 }
 
 // Nodes lists the nodes that have joined and not left, with whether
