@@ -476,6 +476,33 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("a lease unreadable after a lost write is kept", func(t *testing.T) {
+		// The holder's renewal loses its compare-and-set to a late write of
+		// its own, and the read that would tell it so fails: it must keep
+		// serving, not drop the deployment or hand it over.
+		info, _ := a.node.DeploymentInfo("digits.1")
+		holder := tc.nodes[info.Node]
+		cluster.FailLeaseReads(holder.node, context.DeadlineExceeded)
+		if err := cluster.TouchLease(ctx, holder.node, "digits.1"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // several renewals, each losing
+		if _, err := holder.rt.Deployment("digits.1"); err != nil {
+			t.Fatalf("the holder dropped digits.1 after a conflict it could not read: %v", err)
+		}
+		cluster.FailLeaseReads(holder.node, nil)
+		eventually(t, 5*time.Second, "digits.1 renewed and answering where it was", func() error {
+			after, err := a.node.DeploymentInfo("digits.1")
+			if err == nil && (after.Node != holder.name || after.Status != runtime.StatusReady) {
+				err = fmt.Errorf("on %q (%s)", after.Node, after.Status)
+			}
+			if err == nil {
+				_, err = a.node.Run(ctx, digitsRun("digits.1"))
+			}
+			return err
+		})
+	})
+
 	t.Run("node killed: its deployment moves", func(t *testing.T) {
 		info, _ := c.node.DeploymentInfo("digits.1")
 		victim = info.Node

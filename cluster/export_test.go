@@ -1,5 +1,7 @@
 package cluster
 
+import "context"
+
 // StallWatch stops n's watch of one of its buckets ("deployments",
 // "leases", ...) without telling it, as a watch stalls when its NATS
 // server is lost: the node's view of that bucket stops changing until
@@ -8,4 +10,21 @@ func StallWatch(n *Node, bucket string) {
 	if w := n.watcherOf(n.bucket(bucket)); w != nil {
 		w.cancel()
 	}
+}
+
+// FailLeaseReads makes n's reads of a lease after a lost compare-and-set
+// fail with err, as a read fails when its NATS server is slow; nil reads
+// again.
+func FailLeaseReads(n *Node, err error) { n.failReads.Store(&err) }
+
+// TouchLease writes deployment id's lease again with the value it holds,
+// as a write of its holder's that timed out there and landed late does:
+// the holder's next renewal loses its compare-and-set.
+func TouchLease(ctx context.Context, n *Node, id string) error {
+	e, err := n.leases.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = n.leases.Put(ctx, id, e.Value())
+	return err
 }

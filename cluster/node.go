@@ -144,6 +144,7 @@ type Node struct {
 	goneAt      map[string]time.Time          // nodes whose connection a probe found gone (presence.go)
 	replaying   atomic.Int32                  // watches replaying their bucket after a stall
 	leaving     bool                          // Leave: claim nothing, hand everything over
+	failReads   atomic.Pointer[error]         // tests: settleConflict's reads of a lease fail with this
 	handing     map[string]owned              // handed over, served until the new holder is ready (leave.go)
 	serving     map[string]int                // calls accepted per deployment, not yet finished
 	owned       map[string]*owned             // deployments this node runs for the cluster

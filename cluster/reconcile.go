@@ -199,38 +199,59 @@ func (n *Node) renew(id string, ow owned) {
 	err := n.writeLease(id, l)
 	switch {
 	case err == nil:
-	case conflict(err) && n.adoptOwnLease(id):
-		// An earlier write of ours that timed out landed after all.
-	case conflict(err) && leaving:
-		n.handedOver(id)
 	case conflict(err):
-		n.drop(id, "its lease was taken")
+		n.settleConflict(id, ow, leaving)
 	case time.Since(ow.renewed) > n.o.LeaseTTL:
 		n.drop(id, "its lease could not be renewed: "+err.Error())
 	}
 }
 
-// adoptOwnLease reads a lease whose compare-and-set failed: when this
-// node wrote its latest revision (a write that timed out here and landed
-// late, after a pause), that revision is the node's from now on.
-func (n *Node) adoptOwnLease(id string) bool {
+// settleConflict reads a lease whose compare-and-set failed and acts on
+// what it says, not on the failure alone:
+//   - this node wrote its latest revision (a write that timed out here
+//     and landed late, after a pause): that revision is the node's from
+//     now on;
+//   - another node holds it: a leaving node has handed it over, any
+//     other stops its copy;
+//   - the lease is gone: the deployment was deleted.
+//
+// When the lease cannot be read, nothing changes and the next renewal
+// tries again, so that a slow read never hands over or drops a
+// deployment this node still holds.
+func (n *Node) settleConflict(id string, ow owned, leaving bool) {
 	ctx, cancel := n.opCtx()
 	defer cancel()
 	e, err := n.leases.Get(ctx, id)
-	if err != nil {
-		return false
+	if f := n.failReads.Load(); f != nil && *f != nil {
+		err = *f
 	}
 	var l lease
-	if json.Unmarshal(e.Value(), &l) != nil || l.Node != n.o.Name {
-		return false
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		n.drop(id, "its lease was deleted")
+		return
+	case err != nil:
+		if time.Since(ow.renewed) > n.o.LeaseTTL {
+			n.drop(id, "its lease could not be read: "+err.Error())
+		}
+		return
+	case json.Unmarshal(e.Value(), &l) != nil:
+		n.drop(id, "its lease is unreadable")
+		return
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if ow, ok := n.owned[id]; ok {
-		ow.rev, ow.renewed = e.Revision(), time.Now()
-		return true
+	if l.Node == n.o.Name {
+		n.mu.Lock()
+		if cur, ok := n.owned[id]; ok {
+			cur.rev, cur.renewed = e.Revision(), time.Now()
+		}
+		n.mu.Unlock()
+		return
 	}
-	return false
+	if leaving && ow.spec.Node != n.o.Name {
+		n.handedOver(id)
+		return
+	}
+	n.drop(id, "its lease was taken by "+l.Node)
 }
 
 func (n *Node) writeLease(id string, l lease) error {
