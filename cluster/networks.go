@@ -86,9 +86,13 @@ func (n *Node) fetchNetwork(m netMeta) error {
 	if err != nil {
 		return err
 	}
-	nw := m.Network
-	return n.rt.RegisterModel(&runtime.Model{ID: nw.ID, Program: prog, OwnedBy: nw.Owner, Created: m.Created, Network: nw,
-		Card: runtime.Card{Description: "compiled network " + nw.Name}})
+	nw := *m.Network
+	nw.Created = m.Created
+	model, err := runtime.NetworkModel(&nw, prog)
+	if err != nil {
+		return err
+	}
+	return n.rt.RegisterModel(model)
 }
 
 // Compile compiles a network on this node and stores it in the cluster:

@@ -26,7 +26,7 @@ func compiledNetworkOf(n *runtime.Network) (*wire.CompiledNetwork, error) {
 		Source:    wire.CompileSource{Format: n.Source.Format, Bytes: n.Source.Bytes, SHA256: n.Source.SHA256},
 		Network:   wire.NetworkReport{Inputs: n.Network.Inputs, Outputs: n.Network.Outputs, Layers: n.Network.Layers, Neurons: n.Network.Neurons, Synapses: n.Network.Synapses, Parameters: n.Network.Parameters},
 		Target:    wire.TargetReport{Device: n.Target.Device, CoresUsed: n.Target.CoresUsed, Utilisation: n.Target.Utilisation, Fits: n.Target.Fits},
-		Estimates: est, Warnings: n.Warnings, OwnedBy: n.Owner}, nil
+		Estimates: est, Warnings: n.Warnings, OwnedBy: n.Owner, LanguageModel: (*wire.LanguageModelReport)(n.LanguageModel)}, nil
 }
 
 type rawCompile struct {
@@ -45,6 +45,12 @@ type rawCompileOptions struct {
 	Percentile  json.RawMessage `json:"percentile"`
 	Calibration json.RawMessage `json:"calibration"`
 	Ranges      json.RawMessage `json:"ranges"`
+	// A language model's (runtime.LanguageModel).
+	Task          json.RawMessage `json:"task"`
+	Tokenizer     json.RawMessage `json:"tokenizer"`
+	TokenizerFile json.RawMessage `json:"tokenizer_file"`
+	ChatTemplate  json.RawMessage `json:"chat_template"`
+	ContextLength json.RawMessage `json:"context_length"`
 }
 
 // Bounds on the conversion options: enough for real calibration sets,
@@ -56,6 +62,9 @@ const (
 	maxCalibrationValues  = 1 << 22
 	maxTimesteps          = 4096
 	maxLayers             = 1024
+	// maxTokenizerBytes bounds a language model's tokenizer.json
+	// (options.tokenizer_file, decoded); GPT-2's is about 2 MB.
+	maxTokenizerBytes = 16 << 20
 )
 
 // compileFormats maps the model_format values to importers; which of
@@ -63,7 +72,8 @@ const (
 var compileFormats = map[string]string{"pytorch": "pytorch", "torchscript": "pytorch", "onnx": "onnx", "nir": "nir"}
 
 func (s *Server) compileBodyLimit() int64 {
-	return int64(base64.StdEncoding.EncodedLen(int(s.opts.MaxCompileBytes))) + 1<<20 + 4*maxCalibrationValues
+	return int64(base64.StdEncoding.EncodedLen(int(s.opts.MaxCompileBytes))) + 1<<20 + 4*maxCalibrationValues +
+		int64(base64.StdEncoding.EncodedLen(maxTokenizerBytes))
 }
 
 func (s *Server) handleCompile(w http.ResponseWriter, r *http.Request) {
@@ -134,35 +144,41 @@ func (s *Server) acquire(r *http.Request, sem *semaphore.Weighted, n int64) *Err
 	return nil
 }
 
-// decodeModelFile decodes standard base64 with optional padding. The
-// size limit is checked on the encoded length, before anything is
-// decoded or allocated for the file.
+// decodeModelFile decodes model_file (decodeBase64File).
 func decodeModelFile(raw json.RawMessage, limit int64) ([]byte, *Error) {
+	return decodeBase64File(raw, "model_file", "the file", limit)
+}
+
+// decodeBase64File decodes a file sent as standard base64 with optional
+// padding, naming param and what it holds in its errors. The size limit
+// is checked on the encoded length, before anything is decoded or
+// allocated for the file.
+func decodeBase64File(raw json.RawMessage, param, what string, limit int64) ([]byte, *Error) {
 	if absent(raw) {
-		return nil, invalid("model_file", "missing_field", "model_file is required (the file, base64-encoded)")
+		return nil, invalid(param, "missing_field", "%s is required (%s, base64-encoded)", param, what)
 	}
 	if raw[0] != '"' {
-		return nil, invalid("model_file", "invalid_type", "model_file must be a base64 string, not %s", kindOf(raw))
+		return nil, invalid(param, "invalid_type", "%s must be a base64 string, not %s", param, kindOf(raw))
 	}
+	tooLarge := &Error{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large", Param: param,
+		Message: param + " is larger than the limit of " + itoa(int(limit)) + " bytes"}
 	if int64(len(raw)-2) > int64(base64.StdEncoding.EncodedLen(int(limit)))+int64(len(raw)/76+2)*2 { // allow line breaks
-		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large", Param: "model_file",
-			Message: "model_file is larger than the limit of " + itoa(int(limit)) + " bytes"}
+		return nil, tooLarge
 	}
 	var text string
 	if err := json.Unmarshal(raw, &text); err != nil {
-		return nil, invalid("model_file", "invalid_type", "model_file must be a base64 string")
+		return nil, invalid(param, "invalid_type", "%s must be a base64 string", param)
 	}
 	text = strings.TrimRight(text, "=")
 	data, err := base64.RawStdEncoding.DecodeString(text)
 	if err != nil {
-		return nil, invalid("model_file", "invalid_base64", "model_file is not standard base64: %v", err)
+		return nil, invalid(param, "invalid_base64", "%s is not standard base64: %v", param, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large", Param: "model_file",
-			Message: "model_file is larger than the limit of " + itoa(int(limit)) + " bytes"}
+		return nil, tooLarge
 	}
 	if len(data) == 0 {
-		return nil, invalid("model_file", "invalid_value", "model_file is empty")
+		return nil, invalid(param, "invalid_value", "%s is empty", param)
 	}
 	return data, nil
 }
@@ -198,6 +214,10 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*wire.
 	if e != nil {
 		return nil, e
 	}
+	lm, e := parseLanguageModel(raw.Options)
+	if e != nil {
+		return nil, e
+	}
 	iopts.MaxBytes = 4 * s.opts.MaxCompileBytes
 	data, e := decodeModelFile(raw.ModelFile, s.opts.MaxCompileBytes)
 	if e != nil {
@@ -205,9 +225,10 @@ func (s *Server) compile(r *http.Request, body []byte, principal string) (*wire.
 	}
 	n, err := s.be.Compile(r.Context(), &runtime.CompileRequest{
 		Format: importer, Data: data, Name: name, Target: target, Owner: principal,
-		Import:  *iopts,
-		Compile: *copts,
-		Ranges:  ranges,
+		Import:        *iopts,
+		Compile:       *copts,
+		Ranges:        ranges,
+		LanguageModel: lm,
 	})
 	if err != nil {
 		var pe *runtime.ParamError
@@ -285,6 +306,54 @@ func parseCompileOptions(raw json.RawMessage) (*runtime.CompileOptions, *runtime
 		return nil, nil, nil, e
 	}
 	return copts, iopts, ranges, nil
+}
+
+// parseLanguageModel reads the options of a network compiled as a
+// language model: nil without options.task "causal-lm", whose options are
+// refused on other networks.
+func parseLanguageModel(raw json.RawMessage) (*runtime.LanguageModel, *Error) {
+	if absent(raw) {
+		return nil, nil
+	}
+	var ro rawCompileOptions
+	json.Unmarshal(raw, &ro) // parseConversion has checked it is an object
+	task, e := parseString(ro.Task, "options.task")
+	if e != nil {
+		return nil, e
+	}
+	switch task {
+	case "causal-lm":
+	case "":
+		for param, v := range map[string]json.RawMessage{"options.tokenizer": ro.Tokenizer, "options.tokenizer_file": ro.TokenizerFile,
+			"options.chat_template": ro.ChatTemplate, "options.context_length": ro.ContextLength} {
+			if !absent(v) {
+				return nil, invalid(param, "invalid_value", "%s is for language models: send it with options.task \"causal-lm\"", param)
+			}
+		}
+		return nil, nil
+	default:
+		return nil, invalid("options.task", "invalid_value", "options.task %q is not a task a network is compiled for: \"causal-lm\" compiles a language model; omit it for any other network", task)
+	}
+	lm := &runtime.LanguageModel{}
+	if lm.TokenizerName, e = parseString(ro.Tokenizer, "options.tokenizer"); e != nil {
+		return nil, e
+	}
+	if !absent(ro.TokenizerFile) {
+		data, e := decodeBase64File(ro.TokenizerFile, "options.tokenizer_file", "a tokenizer.json", maxTokenizerBytes)
+		if e != nil {
+			return nil, e
+		}
+		lm.Tokenizer = data
+	}
+	if lm.ChatTemplate, e = parseString(ro.ChatTemplate, "options.chat_template"); e != nil {
+		return nil, e
+	}
+	n, _, e := parseInt(ro.ContextLength, "options.context_length", 1, runtime.MaxContextLength)
+	if e != nil {
+		return nil, e
+	}
+	lm.ContextLength = int(n)
+	return lm, nil
 }
 
 func parseConversion(raw json.RawMessage) (*runtime.CompileOptions, runtime.ConversionOptions, *Error) {

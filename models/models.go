@@ -57,6 +57,7 @@ import (
 	"github.com/neuro-go/neuro/runtime/hal/cpu" // the device Deploy places every model on
 	"github.com/neuro-go/neuro/runtime/hal/mock"
 	"github.com/neuro-go/neuro/snn"
+	"github.com/neuro-go/neuro/tokenizer"
 )
 
 // The built-in models' ids.
@@ -210,8 +211,13 @@ func (b *Builtin) ranges(p *compile.Program) error {
 }
 
 // Register loads every linked model into rt: the language models whose
-// packages the program imports, and the digits classifier.
+// packages the program imports, and the digits classifier. It also adds
+// the tokenizers package models/tokenizers ships (runtime.AddTokenizer),
+// which the language models callers compile may name.
 func Register(rt *runtime.Runtime) error {
+	for _, name := range tokenizers.Names() {
+		rt.AddTokenizer(name, func() (*tokenizer.Tokenizer, error) { return tokenizers.Load(name) })
+	}
 	for _, id := range append(Names(), Digits) {
 		var m *runtime.Model
 		var err error

@@ -20,6 +20,7 @@ import (
 
 	"github.com/neuro-go/neuro/compile"
 	"github.com/neuro-go/neuro/runtime/hal"
+	"github.com/neuro-go/neuro/tokenizer"
 )
 
 // The compiler's types that a CompileRequest and a Network hold, under
@@ -92,6 +93,9 @@ type CompileRequest struct {
 	// Compile configures the compiler; Name and Target are set from the
 	// request.
 	Compile CompileOptions
+	// LanguageModel, when set, stores the network as a language model
+	// that the generation calls serve, with its tokenizer.
+	LanguageModel *LanguageModel
 	// Ranges, when set, are sequences of input vectors on which the
 	// compiled program's graded values are calibrated (compile.Calibrate),
 	// so that a fixed-point target sizes them by what data reaches rather
@@ -119,6 +123,8 @@ type Network struct {
 	// StoredBytes is the size of the stored program, which counts
 	// against the owner's quota.
 	StoredBytes int64 `json:"stored_bytes"`
+	// LanguageModel is set for a network compiled as a language model.
+	LanguageModel *LanguageModelReport `json:"language_model,omitempty"`
 }
 
 // diskNetwork is a Network as its <id>.json file holds it.
@@ -200,6 +206,16 @@ func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, e
 		return nil, &ParamError{"target", fmt.Sprintf("target %q is not a device of this runtime (have %s)", target, strings.Join(hal.Devices(), ", "))}
 	}
 	t := dev.Capabilities().Target
+	var tok *tokenizer.Tokenizer
+	var tokName string
+	if lm := req.LanguageModel; lm != nil {
+		if err := checkLanguageModelSpec(lm); err != nil {
+			return nil, err
+		}
+		if tok, tokName, err = r.tokenizerFor(lm); err != nil {
+			return nil, err
+		}
+	}
 	sum := sha256.Sum256(req.Data)
 	digest := hex.EncodeToString(sum[:])
 	name := req.Name
@@ -213,7 +229,15 @@ func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, e
 	}
 	copts := req.Compile
 	copts.Name, copts.Target = name, &t
-	if irep.Converted {
+	switch {
+	case req.LanguageModel != nil && irep.Converted:
+		return nil, &ParamError{"options.task", "a network converted from ReLU layers is a classifier, not a language model"}
+	case req.LanguageModel != nil:
+		copts.Task = compile.TaskCausalLM
+		if copts.Timesteps == 0 {
+			copts.Timesteps = 1 // one step per token
+		}
+	case irep.Converted:
 		copts.Task = compile.TaskClassification
 	}
 	if copts.Timesteps == 0 && imp.Conversion.Timesteps > 0 {
@@ -236,6 +260,11 @@ func (r *Runtime) Compile(ctx context.Context, req *CompileRequest) (*Network, e
 		ID: newNetworkID(), Name: name, Created: r.opts.Now(), Owner: req.Owner,
 		Source: prog.Source, Network: rep.Network, Target: rep.Target, Estimates: rep.Estimates,
 		Warnings: append(append([]string{}, irep.Warnings...), rep.Warnings...),
+	}
+	if req.LanguageModel != nil {
+		if n.LanguageModel, err = makeLanguageModel(prog, req.LanguageModel, tok, tokName); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.store(n, prog); err != nil {
 		return nil, err
@@ -290,8 +319,11 @@ func (r *Runtime) store(n *Network, prog *compile.Program) error {
 			return fmt.Errorf("runtime: storing network %s: %w", n.ID, err)
 		}
 	}
-	return r.RegisterModel(&Model{ID: n.ID, Program: prog, OwnedBy: n.Owner, Created: n.Created, Network: n,
-		Card: Card{Description: "compiled network " + n.Name}})
+	m, err := NetworkModel(n, prog)
+	if err != nil {
+		return err
+	}
+	return r.RegisterModel(m)
 }
 
 func (r *Runtime) networkDir() string {
@@ -370,8 +402,11 @@ func (r *Runtime) loadNetwork(metaPath string) error {
 	if err != nil {
 		return err
 	}
-	return r.RegisterModel(&Model{ID: n.ID, Program: prog, OwnedBy: n.Owner, Created: n.Created, Network: n,
-		Card: Card{Description: "compiled network " + n.Name}})
+	m, err := NetworkModel(n, prog)
+	if err != nil {
+		return err
+	}
+	return r.RegisterModel(m)
 }
 
 const idAlphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

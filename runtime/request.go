@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/neuro-go/neuro/tokenizer"
@@ -268,6 +269,9 @@ func encodePrompt(m *Model, req *Request, text string) ([]int, error) {
 	if req.Messages != nil {
 		var err error
 		ids, err = m.Tokenizer.EncodeChat(req.Messages, true)
+		if errors.Is(err, tokenizer.ErrNoChatTemplate) {
+			return nil, &ParamError{"messages", fmt.Sprintf("model %s has no chat template, so it completes text but does not chat: compile it with options.chat_template to chat with it, or send a prompt to /v1/completions", m.ID)}
+		}
 		if err != nil {
 			return nil, &ParamError{"messages", err.Error()}
 		}

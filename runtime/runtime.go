@@ -146,6 +146,9 @@ type Runtime struct {
 	cache     *prefixCache   // nil when disabled
 	responses *responseStore
 	serials   atomic.Uint64 // of deployments (Deployment.serial)
+	// tokenizers are the ones a compiled language model may name
+	// (AddTokenizer).
+	tokenizers map[string]func() (*tokenizer.Tokenizer, error)
 }
 
 // DefaultPrefixCacheBytes is Options.PrefixCacheBytes' default.

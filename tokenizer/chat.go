@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -68,6 +69,47 @@ func NeuroChatTemplate() *ChatTemplate {
 		GenerationPrompt: Assistant + "\n",
 		Stop:             []string{End, EndOfText},
 	}
+}
+
+// ChatML's markers, for ChatMLTemplate.
+const (
+	IMStart = "<|im_start|>"
+	IMEnd   = "<|im_end|>"
+)
+
+// ChatMLTemplate returns the ChatML chat template:
+//
+//	<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n{answer}<|im_end|>\n
+//
+// A generation stops at <|im_end|>, which must be a token of the
+// vocabulary (SetChatTemplate checks).
+func ChatMLTemplate() *ChatTemplate {
+	turn := func(role string) RoleFormat { return RoleFormat{Prefix: IMStart + role + "\n", Suffix: IMEnd + "\n"} }
+	return &ChatTemplate{System: turn("system"), User: turn("user"), Assistant: turn("assistant"),
+		GenerationPrompt: IMStart + "assistant\n", Stop: []string{IMEnd}}
+}
+
+// chatTemplates are the templates NamedChatTemplate knows.
+var chatTemplates = map[string]func() *ChatTemplate{"neuro": NeuroChatTemplate, "chatml": ChatMLTemplate}
+
+// ChatTemplateNames lists the names NamedChatTemplate knows, sorted.
+func ChatTemplateNames() []string {
+	names := make([]string, 0, len(chatTemplates))
+	for n := range chatTemplates {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NamedChatTemplate returns a built-in chat template by name: "neuro"
+// (NeuroChatTemplate) or "chatml" (ChatMLTemplate).
+func NamedChatTemplate(name string) (*ChatTemplate, error) {
+	f, ok := chatTemplates[name]
+	if !ok {
+		return nil, fmt.Errorf("tokenizer: no chat template is named %q (have %s)", name, strings.Join(ChatTemplateNames(), ", "))
+	}
+	return f(), nil
 }
 
 // Clone returns a deep copy of c.

@@ -17,17 +17,17 @@ var (
 	gpt2Err  error
 )
 
-// loadGPT2 loads testdata/gpt2 once per test binary.
+// loadGPT2 loads models/tokenizers/gpt2 once per test binary.
 func loadGPT2(tb testing.TB) *Tokenizer {
 	tb.Helper()
 	gpt2Once.Do(func() {
-		enc, err := os.Open(filepath.Join("testdata", "gpt2", "encoder.json.gz"))
+		enc, err := os.Open(filepath.Join("..", "models", "tokenizers", "gpt2", "encoder.json.gz"))
 		if err != nil {
 			gpt2Err = err
 			return
 		}
 		defer enc.Close()
-		bpe, err := os.Open(filepath.Join("testdata", "gpt2", "vocab.bpe.gz"))
+		bpe, err := os.Open(filepath.Join("..", "models", "tokenizers", "gpt2", "vocab.bpe.gz"))
 		if err != nil {
 			gpt2Err = err
 			return

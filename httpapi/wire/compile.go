@@ -35,6 +35,20 @@ type CompiledNetwork struct {
 	Estimates json.RawMessage `json:"estimates"`
 	Warnings  []string        `json:"warnings"`
 	OwnedBy   string          `json:"owned_by"`
+	// LanguageModel is set for a network compiled with options.task
+	// "causal-lm".
+	LanguageModel *LanguageModelReport `json:"language_model,omitempty"`
+}
+
+// LanguageModelReport describes a network compiled as a language model.
+type LanguageModelReport struct {
+	Tokenizer     string `json:"tokenizer"` // its name, or "custom" for options.tokenizer_file
+	VocabSize     int    `json:"vocab_size"`
+	ChatTemplate  string `json:"chat_template,omitempty"`
+	ContextLength int    `json:"context_length"`
+	// StateBytes is one sequence's saved state: what a stored
+	// conversation costs, whatever its length.
+	StateBytes int `json:"state_bytes"`
 }
 
 // NetworkReport counts what a compiled network holds.

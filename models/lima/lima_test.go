@@ -30,7 +30,7 @@ func TestLimaMatchesPyTorch(t *testing.T) {
 		name  string
 		kind  snn.Kind // the hidden neurons' node kind
 		nodes int      // how many nodes of that kind: one per block, or two with mirrors
-	}{{"tiny", snn.KindThreshold, 2}, {"tiny_gain", snn.KindThreshold, 2}, {"tiny_lif", snn.KindLIF, 2}, {"tiny_shift", snn.KindLIF, 2}, {"tiny_shift2", snn.KindLIF, 2}, {"tiny_rec", snn.KindLIF, 2}, {"tiny_adapt", snn.KindLIF, 2}, {"tiny_tern", snn.KindLIF, 4}} {
+	}{{"tiny", snn.KindThreshold, 2}, {"tiny_gain", snn.KindThreshold, 2}, {"tiny_lif", snn.KindLIF, 2}, {"tiny_shift", snn.KindLIF, 2}, {"tiny_shift2", snn.KindLIF, 2}, {"tiny_rec", snn.KindLIF, 2}, {"tiny_adapt", snn.KindLIF, 2}, {"tiny_tern", snn.KindLIF, 4}, {"tiny_lm", snn.KindLIF, 2}} {
 		t.Run(c.name, func(t *testing.T) { testLimaMatchesPyTorch(t, "testdata/"+c.name, c.kind, c.nodes) })
 	}
 }
@@ -63,7 +63,7 @@ func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind, nodes
 		t.Fatalf("%d %s nodes, want %d", n, hidden, nodes)
 	}
 	// A Delay per block for each group of shift channels, and one for rec.
-	wantDelays := map[string]int{"tiny_shift": 2, "tiny_shift2": 4, "tiny_rec": 4, "tiny_adapt": 2, "tiny_tern": 2}[path.Base(fixture)]
+	wantDelays := map[string]int{"tiny_shift": 2, "tiny_lm": 2, "tiny_shift2": 4, "tiny_rec": 4, "tiny_adapt": 2, "tiny_tern": 2}[path.Base(fixture)]
 	if n := len(g.NamesOfKind(snn.KindDelay)); n != wantDelays {
 		t.Fatalf("%d Delay nodes, want %d", n, wantDelays)
 	}
@@ -71,7 +71,7 @@ func testLimaMatchesPyTorch(t *testing.T, fixture string, hidden snn.Kind, nodes
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := make([]float32, 16)
+	in := make([]float32, len(ref.Logits[0]))
 	worst, spikes := 0.0, 0
 	for i, tok := range ref.Tokens {
 		in[tok] = 1

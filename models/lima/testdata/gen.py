@@ -15,11 +15,14 @@ residual current; tiny_adapt.pt, tiny_adapt.json: as tiny_shift, with each
 hidden neuron's spikes fed back to itself through a leaky integrator
 (adapt=1), the weights of both signs; tiny_tern.pt, tiny_tern.json: as
 tiny_shift, with each hidden neuron mirrored on the negated current
-(tern=1).
+(tern=1); tiny_lm.pt, tiny_lm.json: as tiny_shift with a vocabulary of
+261, that of a byte-level tokenizer with the five neuro special tokens, for
+the tests that compile a language model with a tokenizer.
 
-Run from the repository root with Debian's PyTorch 1.13:
+Run from the repository root with Debian's PyTorch 1.13, naming the
+fixtures to write (all of them without names):
 
-    /usr/bin/python3 models/lima/testdata/gen.py
+    /usr/bin/python3 models/lima/testdata/gen.py [name ...]
 """
 import json
 import os
@@ -32,20 +35,27 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "train"))
 import arch  # noqa: E402
 
 
+FIXTURES = {
+    "tiny": dict(fanin=False),
+    "tiny_gain": dict(fanin=True),
+    "tiny_lif": dict(fanin=False, lif=1),
+    "tiny_shift": dict(fanin=False, lif=1, shift=3),
+    "tiny_shift2": dict(fanin=False, lif=1, shift=3, shift2=2),
+    "tiny_rec": dict(fanin=False, lif=1, shift=3, rec=2),
+    "tiny_adapt": dict(fanin=False, lif=1, shift=3, adapt=1),
+    "tiny_tern": dict(fanin=False, lif=1, shift=3, tern=1),
+    "tiny_lm": dict(fanin=False, lif=1, shift=3, vocab=261),
+}
+
+
 def main():
-    write("tiny", fanin=False)
-    write("tiny_gain", fanin=True)
-    write("tiny_lif", fanin=False, lif=1)
-    write("tiny_shift", fanin=False, lif=1, shift=3)
-    write("tiny_shift2", fanin=False, lif=1, shift=3, shift2=2)
-    write("tiny_rec", fanin=False, lif=1, shift=3, rec=2)
-    write("tiny_adapt", fanin=False, lif=1, shift=3, adapt=1)
-    write("tiny_tern", fanin=False, lif=1, shift=3, tern=1)
+    for name in sys.argv[1:] or FIXTURES:
+        write(name, **FIXTURES[name])
 
 
-def write(name, fanin, lif=0, shift=0, shift2=0, rec=0, adapt=0, tern=0):
+def write(name, fanin, lif=0, shift=0, shift2=0, rec=0, adapt=0, tern=0, vocab=16):
     torch.manual_seed(7)
-    m = arch.Lima(vocab=16, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift, shift2=shift2, rec=rec, adapt=adapt, tern=tern)
+    m = arch.Lima(vocab=vocab, d=8, k=4, h=6, layers=2, fanin=fanin, lif=lif, shift=shift, shift2=shift2, rec=rec, adapt=adapt, tern=tern)
     with torch.no_grad():
         for b in m.blocks:  # spread the thresholds so that some neurons fire
             b.fc1.bias.uniform_(-1.0, 1.0)
@@ -58,7 +68,7 @@ def write(name, fanin, lif=0, shift=0, shift2=0, rec=0, adapt=0, tern=0):
         if fanin:
             m.head_scale.fill_(2.5)
     torch.save(m.state_dict(), os.path.join(HERE, name + ".pt"))
-    tokens = torch.randint(0, 16, (1, 24), generator=torch.Generator().manual_seed(8))
+    tokens = torch.randint(0, vocab, (1, 24), generator=torch.Generator().manual_seed(8))
     m64 = m.double()
     logits = arch.forward_steps(m64, tokens)[0]
     spikes = []

@@ -43,7 +43,7 @@ type source struct {
 func main() {
 	corpus := flag.String("corpus", "models/train/corpus", "corpus directory")
 	out := flag.String("out", "models/tokenizers", "output directory")
-	gpt2 := flag.String("gpt2", "tokenizer/testdata/gpt2", "GPT-2 vocabulary (encoder.json.gz, vocab.bpe.gz) to compare with; empty to skip")
+	gpt2 := flag.String("gpt2", "models/tokenizers/gpt2", "GPT-2 vocabulary (encoder.json.gz, vocab.bpe.gz) to compare with; empty to skip")
 	flag.Parse()
 	if err := run(*corpus, *out, *gpt2); err != nil {
 		log.Fatal(err)
