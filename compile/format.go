@@ -121,7 +121,8 @@ func (o *ImportOptions) WithDefaults() ImportOptions { return o.withDefaults() }
 type LayerSpec struct {
 	Name string `json:"name"` // key prefix in the state_dict, e.g. "0" or "fc1"
 	// Kind is "linear", "conv2d", "relu", "flatten", "avgpool2d",
-	// "maxpool2d", "batchnorm", or a neuron: "lif", "li", "if", "cubalif",
+	// "maxpool2d", "batchnorm", "embedding" (a language model's first
+	// layer), or a neuron: "lif", "li", "if", "cubalif",
 	// "snntorch.leaky", "snntorch.synaptic", "norse.lif", "norse.li", ...
 	Kind   string             `json:"kind"`
 	Params map[string]float64 `json:"params,omitempty"`

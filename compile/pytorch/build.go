@@ -21,6 +21,17 @@ func (im *importer) build(layers []*layer) (*snn.Graph, error) {
 			ann = true
 		}
 	}
+	for i, l := range layers {
+		if l.kind != kindEmbedding {
+			continue
+		}
+		if i > 0 {
+			return nil, l.unsupported("an Embedding must be the first layer (it reads the one-hot token); here it follows layer %q", layers[i-1].name)
+		}
+		if !spiking {
+			return nil, l.unsupported("an Embedding starts a spiking language model, and this network has no neuron layer (snnTorch, Norse, SpikingJelly)")
+		}
+	}
 	if spiking && ann {
 		for _, l := range layers {
 			if l.kind.annOnly() {
@@ -57,6 +68,13 @@ func (im *importer) inputShape(layers []*layer) ([]int, error) {
 			in := int(w.Shape[1])
 			im.warn("inferred: input shape [%d] from layer %q's in_features", in, l.name)
 			return []int{in}, nil
+		case kindEmbedding:
+			w, ok := l.tensors["weight"]
+			if !ok || len(w.Shape) != 2 {
+				return nil, l.unsupported("an Embedding layer needs a 2-D tensor %q (tokens × features)", l.key("weight"))
+			}
+			im.warn("inferred: input shape [%d], one-hot tokens, from layer %q's num_embeddings", w.Shape[0], l.name)
+			return []int{int(w.Shape[0])}, nil
 		case kindNorseLIFRecurrent:
 			t, ok := l.tensors["input_weights"]
 			if !ok || len(t.Shape) != 2 {

@@ -7,7 +7,9 @@
 // spiking graph: snnTorch state_dicts with no description (layer order from
 // the key prefixes, layer kind from the tensors present, neurons through
 // snn.SnnTorchLeaky and snn.SnnTorchSynaptic), Norse and SpikingJelly
-// state_dicts described by compile.ImportOptions.Layers, and artificial
+// state_dicts described by compile.ImportOptions.Layers, spiking language
+// models (an nn.Embedding, neurons, a Linear readout of the logits)
+// described the same way, and artificial
 // nn.Sequential networks (whole-module pickles, TorchScript, or described
 // state_dicts) converted by compile.ConvertANN. State_dicts of designs that
 // name their own tensors import through a registered Architecture.

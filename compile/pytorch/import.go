@@ -41,8 +41,19 @@ import (
 //     (tau_syn_inv, tau_mem_inv, v_leak); "spikingjelly.lif" (tau,
 //     v_threshold, v_reset, decay_input, soft_reset) and "spikingjelly.if"
 //     (v_threshold, v_reset, soft_reset); "snntorch.leaky",
-//     "snntorch.synaptic", "snntorch.rleaky", "snntorch.rsynaptic".
-//     Norse's dt is taken to be opts.Dt.
+//     "snntorch.synaptic", "snntorch.rleaky", "snntorch.rsynaptic";
+//     "embedding" (below). Norse's dt is taken to be opts.Dt.
+//   - Spiking language models described by opts.Layers, as snnTorch
+//     language models are written: an "embedding" first (nn.Embedding's
+//     weight [V, E], used transposed as a Linear from a one-hot token of
+//     V), then neuron layers each fed by a "linear", then a "linear"
+//     readout of the last neuron layer's spikes that gives V logits. The
+//     graph's one Input is the token and its one Output the logits of the
+//     same step, one step per token, its neurons' state carried from
+//     token to token: what a causal language model needs. An embedding
+//     elsewhere than first, a network with one but no neurons, one that
+//     ends with anything but a Linear (a readout of a membrane) or whose
+//     readout's size is not V are refused, naming the layer.
 //   - Full-module pickles (torch.save(model)) and TorchScript archives of
 //     plain nn.Sequential ANNs (Linear, Conv2d, ReLU, Flatten, AvgPool2d,
 //     MaxPool2d, BatchNorm1d/2d, Dropout, Identity), converted with

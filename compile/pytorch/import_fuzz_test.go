@@ -12,8 +12,10 @@ import (
 )
 
 // FuzzImport runs whole files through Import with one of a few option sets
-// (none; the Norse description; a CNN input shape), picked by the length. Seeds are every
-// .pt fixture of this package and the digits models up to 32 KiB. Import must return a
+// (none; the Norse description; a CNN input shape; the language model's
+// description), picked by the length. Seeds are every .pt fixture of this
+// package and the digits models up to 32 KiB, and a small language model
+// of the layers lmLayers describes. Import must return a
 // graph that validates or an error, never panic (it recovers internally and
 // says "internal error", which fails here too), and must stay within
 // MaxBytes.
@@ -39,17 +41,20 @@ func FuzzImport(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add(tinyLanguageModel(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// A slow input is a bug too: crash the worker so that the fuzzer
 		// keeps the input (a deferred check would never run on a hang).
 		guard := time.AfterFunc(10*time.Second, func() { panic("FuzzImport: one input took over 10 s") })
 		defer guard.Stop()
 		opts := &compile.ImportOptions{MaxBytes: 1 << 22, Conversion: compile.ConversionOptions{Timesteps: 8}}
-		switch len(data) % 3 { // the option set, chosen by the input itself
+		switch len(data) % 4 { // the option set, chosen by the input itself
 		case 1:
 			opts.Layers = norseLayers["norse_lif"]
 		case 2:
 			opts.Layers = []compile.LayerSpec{{Name: "0", Shape: []int{1, 8, 8}}}
+		case 3:
+			opts.Layers = lmLayers
 		}
 		g, rep, err := compile.Import("pytorch", bytes.NewReader(data), int64(len(data)), opts)
 		if err != nil {
@@ -65,4 +70,29 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("invalid graph: %v", err)
 		}
 	})
+}
+
+// tinyLanguageModel is a state_dict of the layers lmLayers describes, with
+// a vocabulary of 6 and 4 neurons a layer.
+func tinyLanguageModel(tb testing.TB) []byte {
+	var ts []sdTensor
+	add := func(name string, v float32, shape ...int64) {
+		n := int64(1)
+		for _, d := range shape {
+			n *= d
+		}
+		ts = append(ts, sdTensor{name, shape, filled(int(n), v)})
+	}
+	add("embed.weight", 0.5, 6, 3)
+	add("fc1.weight", 0.4, 4, 3)
+	add("fc1.bias", 0.1, 4)
+	ts = append(ts, leakyTensors("lif1", 0.9)...)
+	add("fc2.weight", 0.3, 4, 4)
+	add("fc2.bias", 0, 4)
+	ts = append(ts, leakyTensors("lif2", 0.8)...)
+	add("lif2.recurrent.weight", -0.2, 4, 4)
+	add("lif2.recurrent.bias", 0.05, 4)
+	add("fc_out.weight", 0.7, 6, 4)
+	add("fc_out.bias", 0, 6)
+	return buildStateDict(tb, ts...)
 }

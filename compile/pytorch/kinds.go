@@ -21,6 +21,9 @@ const (
 	kindBatchNorm layerKind = "batchnorm"
 	kindDropout   layerKind = "dropout"
 	kindIdentity  layerKind = "identity"
+	// kindEmbedding is nn.Embedding: the first layer of a language model,
+	// a Linear from the one-hot token (its weight [V, E] transposed).
+	kindEmbedding layerKind = "embedding"
 )
 
 // The neurons, named <family>.<neuron>.
@@ -45,7 +48,7 @@ var kindAliases = map[string]layerKind{
 	"flatten":   kindFlatten,
 	"avgpool2d": kindAvgPool2d, "maxpool2d": kindMaxPool2d,
 	"batchnorm": kindBatchNorm, "batchnorm1d": kindBatchNorm, "batchnorm2d": kindBatchNorm,
-	"dropout": kindDropout, "identity": kindIdentity,
+	"dropout": kindDropout, "identity": kindIdentity, "embedding": kindEmbedding,
 	"snntorch.leaky": kindSnnTorchLeaky, "snntorch.synaptic": kindSnnTorchSynaptic,
 	"snntorch.rleaky": kindSnnTorchRLeaky, "snntorch.rsynaptic": kindSnnTorchRSynaptic,
 	"norse.lif": kindNorseLIF, "norse.lifcell": kindNorseLIF,

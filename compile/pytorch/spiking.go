@@ -57,6 +57,11 @@ func (im *importer) buildSNN(layers []*layer) (*snn.Graph, error) {
 			return nil, err
 		}
 	}
+	if layers[0].kind == kindEmbedding {
+		if err := b.checkLanguageModel(layers); err != nil {
+			return nil, err
+		}
+	}
 	out := b.name("output")
 	b.g.Add(out, &snn.Output{})
 	b.g.Connect(b.prev, out)
@@ -92,6 +97,25 @@ func (b *snnBuilder) layer(l *layer) error {
 		}
 		b.g.Connect(b.prev, name)
 		b.prev, b.shape, synapse = name, []int{w.Shape[0]}, name
+	case kindEmbedding:
+		if err := l.checkParams(); err != nil {
+			return err
+		}
+		w, err := im.weight(l, "weight", 2)
+		if err != nil {
+			return err
+		}
+		for _, k := range l.keys {
+			if k != "weight" {
+				return &compile.UnsupportedError{Node: l.key(k), Reason: "unexpected tensor in an Embedding layer (it holds only weight)"}
+			}
+		}
+		if w.Shape[0] != size || len(b.shape) != 1 {
+			return l.unsupported("Embedding of %d tokens, the input is %v", w.Shape[0], b.shape)
+		}
+		name := b.name(l.name)
+		b.g.Add(name, &snn.Linear{Weight: transpose(w)}).Connect(b.prev, name)
+		b.prev, b.shape, synapse = name, []int{w.Shape[1]}, name
 	case kindConv2d:
 		if err := l.checkParams(convParamNames...); err != nil {
 			return err
@@ -155,6 +179,39 @@ func (b *snnBuilder) layer(l *layer) error {
 	if l.kind == kindFlatten || l.kind == kindDropout || l.kind == kindIdentity {
 		synapse = b.synapse
 	}
+	return nil
+}
+
+// transpose turns an Embedding's [V, E] table into the [E, V] weight of a
+// Linear that maps a one-hot token to its row.
+func transpose(w *snn.Tensor) *snn.Tensor {
+	r, c := w.Shape[0], w.Shape[1]
+	t := &snn.Tensor{Shape: []int{c, r}, Data: make([]float32, len(w.Data))}
+	for i := range r {
+		for j := range c {
+			t.Data[j*r+i] = w.Data[i*c+j]
+		}
+	}
+	return t
+}
+
+// checkLanguageModel holds a network that starts with an Embedding to the
+// form of a language model: one-hot tokens of V in, V logits out at the
+// same step, from a Linear readout of the last neuron layer's spikes.
+func (b *snnBuilder) checkLanguageModel(layers []*layer) error {
+	embed := layers[0]
+	vocab := int(embed.tensors["weight"].Shape[0])
+	last := layers[len(layers)-1]
+	for i := len(layers) - 1; i > 0 && (last.kind == kindDropout || last.kind == kindIdentity); i-- {
+		last = layers[i-1]
+	}
+	if last.kind != kindLinear {
+		return last.unsupported("a network that starts with an Embedding is a language model and must end with a Linear readout of the last neuron layer's spikes, which gives the logits; it ends with a %s layer (a readout of a membrane is not supported)", last.kind)
+	}
+	if n := snn.Size(b.shape); n != vocab {
+		return last.unsupported("the readout gives %d logits but Embedding %q has %d tokens: a language model's input and output are the same vocabulary", n, embed.name, vocab)
+	}
+	b.im.warn("inferred: a language model: layer %q reads one-hot tokens of a vocabulary of %d, layer %q gives their logits at the same step", embed.name, vocab, last.name)
 	return nil
 }
 
