@@ -72,8 +72,16 @@ func TestCompileLanguageModel(t *testing.T) {
 			t.Fatalf("deploy: %d %s", w.Code, w.Body)
 		}
 	}
+	// On a chip emulator too, as a deployment named in the request.
+	if w := do(s, "POST", "/v1/deployments", keyAlice, `{"model":"`+chatty.ID+`","device":"loihi","id":"mine-loihi"}`); w.Code != 201 {
+		t.Fatalf("deploy on loihi: %d %s", w.Code, w.Body)
+	}
+	w := do(s, "POST", "/v1/deployments/mine-loihi/chat/completions", keyAlice, `{"messages":[{"role":"user","content":"hi"}],"max_tokens":4}`)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"neuromorphic"`) {
+		t.Fatalf("chat on loihi: %d %s", w.Code, w.Body)
+	}
 	chat := `{"model":"` + chatty.ID + `","messages":[{"role":"user","content":"hi"}],"max_tokens":6,"temperature":0,"logprobs":true,"top_logprobs":2}`
-	w := do(s, "POST", "/v1/chat/completions", keyAlice, chat)
+	w = do(s, "POST", "/v1/chat/completions", keyAlice, chat)
 	var cc wire.ChatCompletion
 	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &cc) != nil || cc.Usage.CompletionTokens == 0 || cc.Choices[0].Logprobs == nil {
 		t.Fatalf("chat: %d %s", w.Code, w.Body)
