@@ -17,6 +17,7 @@ import (
 	"github.com/neuro-go/neuro/cluster"
 	"github.com/neuro-go/neuro/compile"
 	_ "github.com/neuro-go/neuro/compile/onnx" // the network the tests compile
+	_ "github.com/neuro-go/neuro/models/lima"  // and the language model
 	"github.com/neuro-go/neuro/runtime"
 	"github.com/neuro-go/neuro/runtime/hal"
 	"github.com/neuro-go/neuro/tokenizer"
@@ -158,6 +159,56 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("a language model compiled on b chats through a", func(t *testing.T) {
+		data, err := os.ReadFile("../models/lima/testdata/tiny_lm.pt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := tokenizer.Train(ctx, &tokenizer.TrainOptions{VocabSize: 261, SpecialTokens: tokenizer.NeuroSpecialTokens()}, strings.NewReader("a b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tj strings.Builder
+		if err := tok.WriteJSON(&tj); err != nil {
+			t.Fatal(err)
+		}
+		nw, err := b.node.Compile(ctx, &runtime.CompileRequest{Format: "pytorch", Data: data, Name: "lm", Owner: owner,
+			LanguageModel: &runtime.LanguageModel{Tokenizer: []byte(tj.String()), ChatTemplate: "neuro"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, "the language model registered with its tokenizer on a and c", func() error {
+			for _, n := range []*testNode{a, c} {
+				m, err := n.node.Model(nw.ID)
+				if err != nil {
+					return err
+				}
+				if !m.IsLanguageModel() || m.Tokenizer.ChatTemplate() == nil {
+					return fmt.Errorf("%s registered it without its tokenizer or template", n.name)
+				}
+			}
+			return nil
+		})
+		info, err := c.node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: "lm.1", Model: nw.ID, Owner: owner}, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		routed, err := a.node.Generate(ctx, chatRequest("lm.1"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := tc.nodes[info.Node].rt.Generate(ctx, chatRequest("lm.1"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if routed.Choices[0].Text != direct.Choices[0].Text || routed.Usage.CompletionTokens == 0 {
+			t.Fatalf("routed %q, direct %q", routed.Choices[0].Text, direct.Choices[0].Text)
+		}
+		if err := a.node.Undeploy("lm.1", owner); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("routed calls make no subscriptions", func(t *testing.T) {
 		// Every subscription is gossiped to every server: compare them on
 		// all three, before and while 8 streams routed from c to a are
@@ -218,8 +269,9 @@ func TestCluster(t *testing.T) {
 				}
 				got = append(got, fmt.Sprintf("%d/%d/%d/%d %v", s.Requests.Total, s.Requests.Errors, s.Tokens.Completion, s.Neuro.Timesteps, s.Requests.ByEndpoint))
 			}
-			// 2 runs (one routed, one direct), 2 generations, 1 refused.
-			if got[0] != got[1] || got[1] != got[2] || !strings.HasPrefix(got[0], "5/1/") {
+			// 2 runs (one routed, one direct), 4 generations (2 of the
+			// compiled language model), 1 refused.
+			if got[0] != got[1] || got[1] != got[2] || !strings.HasPrefix(got[0], "7/1/") {
 				return fmt.Errorf("totals %v", got)
 			}
 			return nil
