@@ -454,6 +454,62 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("deployments deleted give their quota back", func(t *testing.T) {
+		// Each undeploy releases the deployment's place in the quota,
+		// whether or not the node's watch has applied the deletion
+		// before the node releases it.
+		const who = "frank"
+		if err := a.node.SetQuota(ctx, runtime.Quota{Deployments: 2}); err != nil {
+			t.Fatal(err)
+		}
+		defer a.node.SetQuota(ctx, runtime.Quota{})
+		nodes := []*testNode{a, b, c}
+		for i := range 12 {
+			id := fmt.Sprintf("f.%d", i)
+			if _, err := nodes[i%3].node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: id, Model: netID, Device: "cpu", MaxBatch: 1, Owner: who}, 0); err != nil {
+				t.Fatalf("create %d under a quota of 2, each deleted before the next: %v", i+1, err)
+			}
+			if err := nodes[(i+1)%3].node.Undeploy(id, who); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("a program compiled again after its twin was deleted loads everywhere", func(t *testing.T) {
+		// The same file compiled twice makes the same program bytes: each
+		// network keeps its own copy, so deleting the first cannot take
+		// the second's program with it.
+		data, err := os.ReadFile("../compile/testdata/digits/mlp.onnx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		compileOn := func(n *testNode) string {
+			nw, err := n.node.Compile(ctx, &runtime.CompileRequest{Format: "onnx", Data: data, Name: "twin", Owner: owner,
+				Import: compile.ImportOptions{Conversion: compile.ConversionOptions{Timesteps: 8}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return nw.ID
+		}
+		for range 3 {
+			first, second := compileOn(a), compileOn(b)
+			if err := c.node.DeleteNetwork(first, owner); err != nil {
+				t.Fatal(err)
+			}
+			third := compileOn(c)
+			for _, id := range []string{second, third} {
+				for _, n := range []*testNode{a, b, c} {
+					if _, err := n.node.Model(id); err != nil {
+						t.Fatalf("%s after its twin's deletion: %v", n.name, err)
+					}
+				}
+				if err := a.node.DeleteNetwork(id, owner); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+
 	t.Run("what one node answered, the next node says", func(t *testing.T) {
 		// A client behind a load balancer: each request on the next node.
 		nodes := []*testNode{a, b, c}

@@ -14,8 +14,17 @@ import (
 )
 
 // Model finds a model by id or alias: every node registers every model
-// (the program's own, and each network stored in the cluster).
-func (n *Node) Model(id string) (*runtime.Model, error) { return n.rt.Model(id) }
+// (the program's own, and each network stored in the cluster). For one
+// it does not know, it looks again once its view of the networks has
+// caught up with the cluster's: the network may have been compiled a
+// moment ago on another node.
+func (n *Node) Model(id string) (*runtime.Model, error) {
+	m, err := n.rt.Model(id)
+	if errors.Is(err, runtime.ErrModelNotFound) && n.catchUp(n.nets) {
+		m, err = n.rt.Model(id)
+	}
+	return m, err
+}
 
 // Models lists the models, sorted by ID.
 func (n *Node) Models() []*runtime.Model { return n.rt.Models() }
@@ -23,13 +32,14 @@ func (n *Node) Models() []*runtime.Model { return n.rt.Models() }
 // ModelInfo describes a model as this node's runtime does (every node
 // registers every model, so the size and the devices that fit it are
 // the same on all of them), with the devices of its ready deployments
-// anywhere in the cluster.
+// anywhere in the cluster. A model it does not know it looks for as
+// Model does.
 func (n *Node) ModelInfo(id string) (runtime.ModelInfo, error) {
-	info, err := n.rt.ModelInfo(id)
+	m, err := n.Model(id)
 	if err != nil {
-		return info, err
+		return runtime.ModelInfo{}, err
 	}
-	m, err := n.rt.Model(id)
+	info, err := n.rt.ModelInfo(m.ID)
 	if err != nil {
 		return info, err
 	}
@@ -138,7 +148,7 @@ func (n *Node) CreateDeployment(ctx context.Context, ds runtime.DeploymentSpec, 
 			n.awaitApplied(n.leases, 0)
 			return info, nil
 		case runtime.StatusFailed:
-			n.deleteSpec(s.ID)
+			n.deleteSpec(s)
 			return runtime.DeploymentInfo{}, info.Failure
 		}
 		select {
@@ -210,19 +220,20 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-func (n *Node) deleteSpec(id string) error {
+// deleteSpec deletes a deployment's desired state from the cluster and
+// releases its place in its owner's quota.
+func (n *Node) deleteSpec(s spec) error {
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
-	if err := n.deps.Delete(ctx, id); err != nil {
-		return fmt.Errorf("cluster: deleting deployment %s: %w", id, err)
+	if err := n.deps.Delete(ctx, s.ID); err != nil {
+		return fmt.Errorf("cluster: deleting deployment %s: %w", s.ID, err)
 	}
 	n.mu.Lock()
-	s := n.specs[id]
-	delete(n.specs, id)
+	delete(n.specs, s.ID)
 	n.mu.Unlock()
-	if s.Owner != "" {
-		n.releaseUsage(ctx, "deployments", s.Owner, id)
-	}
+	// The owner comes from the spec in hand: this node's watch may have
+	// applied the deletion already.
+	n.releaseUsage(ctx, "deployments", s.Owner, s.ID)
 	n.poke()
 	n.awaitApplied(n.deps, 0)
 	return nil
@@ -246,7 +257,7 @@ func (n *Node) Undeploy(id, owner string) error {
 	if s.Owner != owner {
 		return fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, id)
 	}
-	return n.deleteSpec(id)
+	return n.deleteSpec(s)
 }
 
 // DeploymentInfo reports a deployment, wherever it runs.

@@ -22,8 +22,21 @@ import (
 type netMeta struct {
 	Network *runtime.Network `json:"network"`
 	Created time.Time        `json:"created"`
-	Program string           `json:"program"` // object name: SHA-256, hex
-	Node    string           `json:"node"`    // where it was compiled
+	Program string           `json:"program"` // the program's SHA-256, hex
+	// Object names the program in the object store: the network's ID, so
+	// that each network's program is its own, and deleting one network
+	// cannot take another's program with it. Records written without it
+	// name the object by Program.
+	Object string `json:"object,omitempty"`
+	Node   string `json:"node"` // where it was compiled
+}
+
+// object is the name of m's program in the object store.
+func (m netMeta) object() string {
+	if m.Object != "" {
+		return m.Object
+	}
+	return m.Program
 }
 
 // applyNetwork registers in the local runtime a network another node
@@ -75,7 +88,7 @@ func decodeNetMeta(key string, b []byte) (netMeta, error) {
 func (n *Node) fetchNetwork(m netMeta) error {
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
 	defer cancel()
-	b, err := n.programs.GetBytes(ctx, m.Program)
+	b, err := n.programs.GetBytes(ctx, m.object())
 	if err != nil {
 		return err
 	}
@@ -156,18 +169,16 @@ func (n *Node) storeNetwork(ctx context.Context, nw *runtime.Network) error {
 		return err
 	}
 	sum := sha256.Sum256(buf.Bytes())
-	name := hex.EncodeToString(sum[:])
-	if _, err := n.programs.GetInfo(ctx, name); err != nil {
-		if _, err := n.programs.PutBytes(ctx, name, buf.Bytes()); err != nil {
-			return fmt.Errorf("cluster: storing program %s: %w", nw.ID, err)
-		}
+	meta := netMeta{Network: nw, Created: nw.Created, Program: hex.EncodeToString(sum[:]), Object: nw.ID, Node: n.o.Name}
+	if _, err := n.programs.PutBytes(ctx, meta.Object, buf.Bytes()); err != nil {
+		return fmt.Errorf("cluster: storing program %s: %w", nw.ID, err)
 	}
-	rec, err := json.Marshal(netMeta{Network: nw, Created: nw.Created, Program: name, Node: n.o.Name})
+	rec, err := json.Marshal(meta)
 	if err != nil {
 		return err
 	}
 	n.mu.Lock()
-	n.netOf[nw.ID] = netMeta{Network: nw, Created: nw.Created, Program: name, Node: n.o.Name}
+	n.netOf[nw.ID] = meta
 	n.mu.Unlock()
 	rev, err := n.nets.Create(ctx, nw.ID, rec)
 	if err != nil {
@@ -193,10 +204,6 @@ func (n *Node) DeleteNetwork(id, owner string) error {
 			return fmt.Errorf("%w: network %q is deployed as %q", runtime.ErrInUse, id, s.ID)
 		}
 	}
-	shared := false
-	for other, o := range n.netOf {
-		shared = shared || other != id && o.Program == m.Program
-	}
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
 	defer cancel()
@@ -211,9 +218,9 @@ func (n *Node) DeleteNetwork(id, owner string) error {
 	if err := n.rt.DeleteNetwork(id, owner); err != nil && !errors.Is(err, runtime.ErrModelNotFound) {
 		return err
 	}
-	if !shared {
-		if err := n.programs.Delete(ctx, m.Program); err != nil {
-			n.log.Warn("cannot delete a program", "object", m.Program, "err", err)
+	if m.Object != "" { // a program named by its digest alone may be another network's too
+		if err := n.programs.Delete(ctx, m.Object); err != nil {
+			n.log.Warn("cannot delete a program", "object", m.Object, "err", err)
 		}
 	}
 	return nil

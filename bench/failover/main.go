@@ -1,7 +1,7 @@
 // Command failover measures a Neuro cluster of real server processes
 // under faults (bench/RESULTS.md, "Cluster under faults"):
 //
-//	go run ./bench/failover [-kills 10]
+//	go run ./bench/failover [-kills 10] [-consistency 20] [-only consistency]
 //
 // It starts three NATS servers (JetStream, in this process) and three
 // processes of the example server (built from ./examples/server) joined
@@ -19,7 +19,10 @@
 //   - saturation: a busy loop on every core for 20 s: no move either;
 //   - rolling restart: SIGTERM each node in turn and start it again,
 //     while 4 clients stream chats and 4 run the deployment through the
-//     nodes that are up: no request may fail, no stream be cut.
+//     nodes that are up: no request may fail, no stream be cut;
+//   - consistency: -consistency runs of the run-networks checks, each
+//     request on the next node (consistency.go): every answer must see
+//     what the node before answered.
 //
 // It prints what the client saw in each: calls, failures after retries.
 package main
@@ -77,14 +80,17 @@ type bench struct {
 
 func main() {
 	kills := flag.Int("kills", 10, "SIGKILLs of the holding node")
+	runs := flag.Int("consistency", 20, "runs of the run-networks checks through the nodes in turn")
+	only := flag.String("only", "", "run one scenario: kills, pause, busy, rolling or consistency")
 	flag.Parse()
-	if err := run(*kills); err != nil {
+	if err := run(*kills, *runs, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "failover:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kills int) error {
+func run(kills, consRuns int, only string) error {
+	doing := func(scenario string) bool { return only == "" || only == scenario }
 	dir, err := os.MkdirTemp("", "neuro-failover")
 	if err != nil {
 		return err
@@ -124,8 +130,27 @@ func run(kills int) error {
 	}
 	fmt.Printf("three server processes, NATS in process, LeaseTTL 10 s (the default); %s, %d cores\n", roofline.CPUName(), goruntime.NumCPU())
 
+	if doing("consistency") && consRuns > 0 {
+		passed, failures, err := b.consistency(consRuns)
+		if err != nil {
+			return err
+		}
+		for _, f := range failures {
+			fmt.Println("  " + f)
+		}
+		if len(failures) > 0 {
+			for _, c := range b.complaints() {
+				fmt.Println("  log " + c)
+			}
+		}
+		fmt.Printf("consistency: %d of %d runs of the run-networks checks passed, each request on the next node\n", passed, consRuns)
+	}
+
 	// Kills.
 	var times []time.Duration
+	if !doing("kills") {
+		kills = 0
+	}
 	for k := range kills {
 		holder := b.holder()
 		if holder == nil {
@@ -162,7 +187,23 @@ func run(kills int) error {
 		fmt.Printf("failover over %d kills: median %v, worst %v\n", len(times), times[len(times)/2].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond))
 	}
 
-	// A pause below the lease.
+	if doing("pause") {
+		if err := b.pause(); err != nil {
+			return err
+		}
+	}
+	if doing("busy") {
+		b.busy()
+	}
+	if doing("rolling") {
+		return b.rolling()
+	}
+	return nil
+}
+
+// pause stops the holder for 2 s, below the lease: the deployment must
+// not move.
+func (b *bench) pause() error {
 	holder := b.holder()
 	if holder == nil {
 		return errors.New("no node holds the deployment")
@@ -179,10 +220,13 @@ func run(kills int) error {
 	}
 	n, failed := calls.stop()
 	fmt.Printf("SIGSTOP 2 s of the holder: the deployment stayed: %v; the client's calls: %d, failed after retries: %d\n", stayed, n, failed)
+	return nil
+}
 
-	// Every core busy for 20 s.
-	holder = b.holder()
-	calls = b.caller(func(*proc) bool { return true })
+// busy keeps every core busy for 20 s: the deployment must not move.
+func (b *bench) busy() {
+	holder := b.holder()
+	calls := b.caller(func(*proc) bool { return true })
 	var spin atomic.Bool
 	for range goruntime.NumCPU() {
 		go func() {
@@ -190,17 +234,20 @@ func run(kills int) error {
 			}
 		}()
 	}
-	stayed = true
+	stayed := true
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
 		if h := b.holder(); h != nil && h != holder {
 			stayed = false
 		}
 	}
 	spin.Store(true)
-	n, failed = calls.stop()
+	n, failed := calls.stop()
 	fmt.Printf("every core busy for 20 s: the deployment stayed: %v; the client's calls: %d, failed after retries: %d\n", stayed, n, failed)
+}
 
-	// A rolling restart under load.
+// rolling stops each node with SIGTERM and starts it again, one after
+// another, under load: no request may fail, no stream be cut.
+func (b *bench) rolling() error {
 	var down atomic.Pointer[proc]
 	up := func(p *proc) bool { return p != down.Load() && p.cmd != nil }
 	runs := []*caller{b.caller(up), b.caller(up), b.caller(up), b.caller(up)}
@@ -255,7 +302,12 @@ func (b *bench) start(p *proc) error {
 	cmd := exec.Command(b.bin, "-cluster", b.nats, "-node", p.name, "-addr", p.addr, "-console=false", "-grace", "20s")
 	cmd.Env = append(os.Environ(), "NEURO_API_KEYS="+strings.Join(append([]string{key}, clientKeys...), ","))
 	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = io.Discard
+	logf, err := os.OpenFile(filepath.Join(b.dir, p.name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -295,6 +347,20 @@ func (b *bench) callAs(k string, p *proc, method, path, body string) (int, []byt
 	defer resp.Body.Close()
 	b2, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b2
+}
+
+// complaints returns the warnings and errors the nodes have logged.
+func (b *bench) complaints() []string {
+	var out []string
+	for _, p := range b.procs {
+		raw, _ := os.ReadFile(filepath.Join(b.dir, p.name+".log"))
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+				out = append(out, p.name+": "+line)
+			}
+		}
+	}
+	return out
 }
 
 // holder is the process that holds the deployment, as a live node says.
