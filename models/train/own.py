@@ -96,6 +96,9 @@ def main():
         index = json.load(f)
     (source, part), = index["sources"].items()
     valid_name = "valid.jsonl" if source == "chat" else "valid.txt"
+    if part["train"]["tokens"] < 130 or part["val"]["tokens"] < 2:
+        sys.exit("own.py: %s is too short: %d training and %d validation tokens, want at least 130 (a window of 128 "
+                 "and its next token) and 2" % (args.text, part["train"]["tokens"], part["val"]["tokens"]))
 
     print("== training (%s)" % ("%d steps" % args.steps if args.steps else "%g minutes" % args.minutes), flush=True)
     cmd = [sys.executable, os.path.join(HERE, "train.py")] + RECIPE + [
