@@ -41,7 +41,9 @@ import arch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# Share of training windows drawn from each source (renormalised over those present).
+# Share of training windows drawn from each source (renormalised over those
+# present). Data with none of these sources (own.py's) draws from each of
+# its sources alike.
 MIX = {
     "books": 0.34,
     "topical_chat": 0.15,
@@ -60,6 +62,9 @@ def parse(argv=None):
     p.add_argument("--tok", default="bpe-1k")
     p.add_argument("--data", default=os.path.join(HERE, "data"))
     p.add_argument("--run", default="")
+    p.add_argument("--out", default="", help="the run's directory (default runs/<run>)")
+    p.add_argument("--progress", action="store_true",
+                   help="print progress as readable lines (step, loss, tokens/s, time left) rather than the log's JSON")
     p.add_argument("--minutes", type=float, default=15.0, help="training wall-clock budget")
     p.add_argument("--steps", type=int, default=0, help="step budget (0: time only); the lr schedule follows whichever ends first")
     p.add_argument("--batch", type=int, default=32)
@@ -230,25 +235,57 @@ def parse_decays(arg):
     return out
 
 
+def clock(s):
+    """Seconds as 1h02m, 3m05s or 12s."""
+    s = int(round(s))
+    if s >= 3600:
+        return "%dh%02dm" % (s // 3600, s % 3600 // 60)
+    if s >= 60:
+        return "%dm%02ds" % (s // 60, s % 60)
+    return "%ds" % s
+
+
+def readable(kw):
+    """A log entry as --progress prints it."""
+    if "ce" in kw:
+        return "step %6d  loss %.3f  %6.0f tokens/s  %s elapsed  %s left" % (
+            kw["step"], kw["ce"], kw["tok_s"], clock(kw["elapsed_s"]), clock(kw["eta_s"]))
+    if "eval_partial_bpb" in kw:
+        return "step %6d  validation %.4f bits per byte (its first tokens)" % (kw["step"], kw["eval_partial_bpb"])
+    ev = kw.get("event")
+    if ev == "start":
+        return "training %s parameters, %s" % (format(kw["params"], ","), " ".join("%s=%s" % i for i in kw["cfg"].items()))
+    if ev == "done":
+        return "done: %d steps in %s; validation %.4f bits per byte%s" % (
+            kw["steps"], clock(kw["train_seconds"]), kw["bpb"],
+            "".join("; average %s: %.4f" % i for i in kw["ema_bpb"].items()))
+    if ev in ("resume", "resume-portable"):
+        return "resuming at step %d, %s in" % (kw["step"], clock(kw["elapsed_s"]))
+    return json.dumps(kw)
+
+
 def main():
     args = parse()
     torch.set_num_threads(args.threads)
     run = args.run or f"{args.size}-{args.arch}"
-    rdir = os.path.join(HERE, "runs", run)
+    rdir = args.out or os.path.join(HERE, "runs", run)
     os.makedirs(rdir, exist_ok=True)
     logf = open(os.path.join(rdir, "log.jsonl"), "a")
 
     def log(**kw):
         kw["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
         line = json.dumps(kw)
-        print(line, flush=True)
+        if args.progress:
+            print(readable(kw), flush=True)
+        else:
+            print(line, flush=True)
         logf.write(line + "\n")
         logf.flush()
 
     index, train, val = load(args)
     V = index["vocab_size"]
-    names = [n for n in sorted(train) if n in MIX]
-    probs = np.array([MIX[n] for n in names])
+    names = [n for n in sorted(train) if n in MIX] or sorted(train)
+    probs = np.array([MIX.get(n, 1.0) for n in names])
     probs = probs / probs.sum()
 
     random.seed(args.seed)
@@ -309,6 +346,13 @@ def main():
     budget = args.minutes * 60
     warm = 200
 
+    def left(elapsed, step, tok_s):
+        """Seconds of training left: the time budget's, or the step budget's at tok_s."""
+        s = budget - elapsed
+        if args.steps and tok_s > 0:
+            s = min(s, (args.steps - step) * args.batch * args.seq / tok_s)
+        return max(s, 0.0)
+
     def save():
         st = dict(model=model.state_dict(), opt=opt.state_dict(), step=step, elapsed=elapsed, rewarm=rewarm,
                   rng=rng.bit_generator.state, torch_rng=torch.get_rng_state())
@@ -320,6 +364,7 @@ def main():
     t0 = time.time() - elapsed
     last_save = time.time()
     tok_seen = 0
+    rate_from = (time.time(), step)  # tokens/s since the last log line
     while not args.eval_only:
         elapsed = time.time() - t0
         prog = elapsed / budget
@@ -349,8 +394,11 @@ def main():
         step += 1
         tok_seen += x.numel()
         if step % 50 == 0:
-            log(step=step, elapsed_s=round(time.time() - t0, 1), lr=lr, ce=ce.item(), reg=float(reg),
-                rates=[round(r.item(), 4) for r in rates])
+            now = time.time()
+            tok_s = (step - rate_from[1]) * args.batch * args.seq / max(now - rate_from[0], 1e-9)
+            rate_from = (now, step)
+            log(step=step, elapsed_s=round(now - t0, 1), lr=lr, ce=ce.item(), reg=float(reg),
+                rates=[round(r.item(), 4) for r in rates], tok_s=round(tok_s), eta_s=round(left(now - t0, step, tok_s)))
         if step % args.eval_every == 0:
             ev = evaluate(model, val, index, args.eval_seq, 64, args.device, args.eval_tokens)
             log(step=step, eval_partial_bpb=ev["bpb"], spike_rate_per_layer=ev.get("spike_rate_per_layer"))

@@ -13,12 +13,22 @@
 // Usage, from models/train (the corpus is models/train/corpus):
 //
 //	go run ./tokenize -tokenizer neuro-bpe-1k    # -> data/bpe-1k
+//
+// With -text it prepares a user's own text instead (package own, which
+// own.py runs): it splits off the validation part, trains a tokenizer of
+// -vocab ids on the rest and writes, into -out, tokenizer.json, the
+// validation text as valid.txt (valid.jsonl for chat), and one source,
+// "text" or "chat", in the same token files and index.json:
+//
+//	go run ./tokenize -text mytext.txt -vocab 2048 -out mymodel/data
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 	"path/filepath"
@@ -26,6 +36,7 @@ import (
 	"time"
 
 	"github.com/neuro-go/neuro/models/tokenizers"
+	"github.com/neuro-go/neuro/models/train/own"
 	"github.com/neuro-go/neuro/models/train/split"
 )
 
@@ -57,7 +68,20 @@ func main() {
 	heldoutPath := flag.String("heldout", "../tokenizers/heldout.json", "held-out split record")
 	tokName := flag.String("tokenizer", "neuro-bpe-1k", "tokenizer: neuro-bpe-1k, neuro-bpe-2k or neuro-bpe-4k")
 	out := flag.String("out", "", "output directory (default data/<tokenizer>)")
+	text := flag.String("text", "", "a text or chat JSONL file of one's own: train a tokenizer on it and tokenize it (needs -out)")
+	format := flag.String("format", "auto", "with -text: text, chat (JSONL of {\"messages\":[...]}) or auto")
+	vocab := flag.Int("vocab", 2048, "with -text: the tokenizer's vocabulary size")
+	validBytes := flag.Int("valid-bytes", 0, "with -text: bytes held out for validation at the end (0: 5% of the file, at most 1 MiB)")
 	flag.Parse()
+	if *text != "" {
+		if *out == "" {
+			log.Fatal("tokenize: -text needs -out")
+		}
+		if err := runText(*text, *format, *vocab, *validBytes, *out); err != nil {
+			log.Fatalf("tokenize: %v", err)
+		}
+		return
+	}
 	if *out == "" {
 		*out = filepath.Join("data", strings.TrimPrefix(*tokName, "neuro-"))
 	}
@@ -101,6 +125,73 @@ func run(corpus, heldoutPath, tokName, out string) error {
 			}
 			log.Printf("%-24s %-5s %9d tokens %10d text bytes %6d documents", s.Name, name, e.Tokens, e.TextBytes, e.Documents)
 		}
+	}
+	js, err := json.MarshalIndent(idx, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "index.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	log.Printf("wrote %s in %.1fs", out, time.Since(start).Seconds())
+	return nil
+}
+
+// runText prepares the text file path for own.py (package own).
+func runText(path, format string, vocab, validBytes int, out string) error {
+	start := time.Now()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	f, err := own.ParseFormat(format, data)
+	if err != nil {
+		return err
+	}
+	if validBytes == 0 {
+		validBytes = own.DefaultValidBytes(len(data))
+	}
+	train, valid, err := own.Split(data, f, validBytes)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	log.Printf("%s: %s, %d bytes: %d for training, %d for validation", path, f, len(data), len(train), len(valid))
+	tok, err := own.TrainTokenizer(context.Background(), train, f, vocab)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	log.Printf("tokenizer: %d ids (%d merges) in %.1fs", tok.VocabSize(), tok.NumMerges(), time.Since(start).Seconds())
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := tok.Save(filepath.Join(out, "tokenizer.json")); err != nil {
+		return err
+	}
+	validName := map[own.Format]string{own.Text: "valid.txt", own.Chat: "valid.jsonl"}[f]
+	if err := os.WriteFile(filepath.Join(out, validName), valid, 0o644); err != nil {
+		return err
+	}
+	name := string(f)
+	idx := &index{Tokenizer: "tokenizer.json", VocabSize: tok.VocabSize(), Corpus: path,
+		Rule:    fmt.Sprintf("the last %d bytes of the file, from the first line start in them, are held out (%s); the tokenizer learnt from the rest", validBytes, validName),
+		Sources: map[string]*sourceIndex{name: {Files: []string{filepath.Base(path)}}}}
+	for i, part := range [][]byte{train, valid} {
+		p, err := own.Encode(tok, part, f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		split := []string{"train", "val"}[i]
+		file := name + "." + split + ".u16"
+		if err := writeU16(filepath.Join(out, file), p.IDs); err != nil {
+			return err
+		}
+		e := splitIndex{File: file, Tokens: len(p.IDs), TextBytes: p.TextBytes, RenderedBytes: p.RenderedBytes, Documents: p.Documents}
+		if i == 0 {
+			idx.Sources[name].Train = e
+		} else {
+			idx.Sources[name].Val = e
+		}
+		log.Printf("%-5s %9d tokens %10d text bytes %6d documents", split, e.Tokens, e.TextBytes, e.Documents)
 	}
 	js, err := json.MarshalIndent(idx, "", "  ")
 	if err != nil {
