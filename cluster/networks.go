@@ -88,7 +88,14 @@ func decodeNetMeta(key string, b []byte) (netMeta, error) {
 func (n *Node) fetchNetwork(m netMeta) error {
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
 	defer cancel()
+	// The program was stored before its record, but a read may be
+	// answered by a replica of the object store that has not applied it
+	// yet: a program not found is read again for a moment.
 	b, err := n.programs.GetBytes(ctx, m.object())
+	for deadline := time.Now().Add(catchUpWait); errors.Is(err, jetstream.ErrObjectNotFound) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		b, err = n.programs.GetBytes(ctx, m.object())
+	}
 	if err != nil {
 		return err
 	}
