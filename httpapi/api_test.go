@@ -371,7 +371,9 @@ func TestFieldBounds(t *testing.T) {
 		param string
 	}{
 		{`"prompt":"x","logprobs":0,"echo":true,"max_tokens":0`, ""},
-		{`"prompt":["a","b"]`, ""}, {`"prompt":[]`, "prompt"}, {`"prompt":[1,2]`, "prompt"}, {`"prompt":5`, "prompt"}, {`"max_tokens":3`, "prompt"},
+		{`"prompt":["a","b"]`, ""}, {`"prompt":[]`, "prompt"}, {`"prompt":5`, "prompt"},
+		{`"prompt":[1,2]`, ""}, {`"prompt":[[1,2],[3]]`, ""}, {`"prompt":[1.5]`, "prompt"}, {`"prompt":[[1],[99999]]`, "prompt"},
+		{`"prompt":[[]]`, "prompt"}, {`"prompt":[-1]`, "prompt"}, {`"prompt":["a",1]`, "prompt"}, {`"max_tokens":3`, "prompt"},
 		{`"prompt":"x","logprobs":5`, ""}, {`"prompt":"x","logprobs":6`, "logprobs"}, {`"prompt":"x","logprobs":true`, "logprobs"},
 		{`"prompt":"x","echo":"yes"`, "echo"}, {`"prompt":"x","suffix":""`, ""}, {`"prompt":"x","suffix":"end"`, "suffix"},
 		{`"prompt":"x","max_tokens":-1`, "max_tokens"},

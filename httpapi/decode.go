@@ -370,26 +370,37 @@ func joinText(raw json.RawMessage, param string, allowed textParts) (string, *Er
 	return "", invalid(param, "invalid_type", "%s must be a string or an array of text parts, not %s", param, kindOf(raw))
 }
 
-// parsePrompt accepts a string or a non-empty array of at most maxPrompts
-// strings.
-func parsePrompt(raw json.RawMessage) ([]string, *Error) {
+// parsePrompt accepts a string, a non-empty array of at most maxPrompts
+// strings, an array of token ids, or an array of at most maxPrompts
+// arrays of token ids, as the OpenAI API does. Prompts of token ids come
+// back as tokens, and are checked against the model's vocabulary by the
+// runtime.
+func parsePrompt(raw json.RawMessage) ([]string, [][]int, *Error) {
 	const maxPrompts = 16
+	const want = "prompt must be a string, an array of strings, an array of token ids or an array of arrays of token ids"
 	if absent(raw) {
-		return nil, invalid("prompt", "missing_field", "prompt is required")
+		return nil, nil, invalid("prompt", "missing_field", "prompt is required")
 	}
 	switch raw[0] {
 	case '"':
 		s, e := parseString(raw, "prompt")
-		return []string{s}, e
+		return []string{s}, nil, e
 	case '[':
 		var ps []string
-		if err := json.Unmarshal(raw, &ps); err != nil {
-			return nil, invalid("prompt", "invalid_type", "prompt must be a string or an array of strings (token arrays are not supported)")
+		var ids []int
+		var idss [][]int
+		switch {
+		case json.Unmarshal(raw, &ps) == nil:
+		case json.Unmarshal(raw, &ids) == nil:
+			idss = [][]int{ids}
+		case json.Unmarshal(raw, &idss) == nil:
+		default:
+			return nil, nil, invalid("prompt", "invalid_type", "%s (token ids are integers)", want)
 		}
-		if len(ps) == 0 || len(ps) > maxPrompts {
-			return nil, invalid("prompt", "invalid_value", "prompt: %d prompts, want 1 to %d", len(ps), maxPrompts)
+		if n := max(len(ps), len(idss)); n == 0 || n > maxPrompts {
+			return nil, nil, invalid("prompt", "invalid_value", "prompt: %d prompts, want 1 to %d", n, maxPrompts)
 		}
-		return ps, nil
+		return ps, idss, nil
 	}
-	return nil, invalid("prompt", "invalid_type", "prompt must be a string or an array of strings, not %s", kindOf(raw))
+	return nil, nil, invalid("prompt", "invalid_type", "%s, not %s", want, kindOf(raw))
 }

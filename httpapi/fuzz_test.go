@@ -19,6 +19,7 @@ func FuzzChatBody(f *testing.F) {
 		`{"model":"neuro-1","messages":[],"temperature":1e309}`,
 		`{"model":"neuro-1","messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":{"include_usage":true}}`,
 		`[[[[`, `{"max_tokens":1.5}`, "\xff", `{"logit_bias":{"1":100}}`,
+		`{"model":"neuro-1","prompt":[1,2,3],"max_tokens":0,"echo":true,"logprobs":1}`, `{"model":"neuro-1","prompt":[[5],[-1]]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -104,12 +105,24 @@ func FuzzCompileOptions(f *testing.F) {
 	f.Add(`{"ranges":[[1,0]]}`)
 	f.Add(`{"ranges":[],"calibration":{"samples":[]}}`)
 	f.Add(`[]`)
+	f.Add(`{"task":"causal-lm","tokenizer":"gpt2","chat_template":"chatml","context_length":4096}`)
+	f.Add(`{"task":"causal-lm","tokenizer_file":"e30=","context_length":0}`)
+	f.Add(`{"tokenizer":"gpt2"}`)
 	f.Fuzz(func(t *testing.T, options string) {
 		raw := json.RawMessage(options)
 		if !json.Valid(raw) {
 			return // decodeObject refuses the whole body first
 		}
 		_, iopts, ranges, e := parseCompileOptions(raw)
+		if e == nil {
+			lm, le := parseLanguageModel(raw)
+			if le != nil && (le.Status/100 != 4 || le.Param == "" || le.Message == "") {
+				t.Fatalf("%s: %+v", options, le)
+			}
+			if lm != nil && (lm.ContextLength < 0 || lm.ContextLength > runtime.MaxContextLength || len(lm.Tokenizer) > maxTokenizerBytes) {
+				t.Fatalf("%s: over the bounds: %+v", options, lm)
+			}
+		}
 		if e == nil {
 			n := values(iopts.Conversion.Calibration)
 			for _, seq := range ranges {

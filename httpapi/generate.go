@@ -78,6 +78,13 @@ func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, chat bool, dep
 	// together.
 	switch {
 	case chat:
+	case g.promptTokens != nil:
+		req.PromptTokens = g.promptTokens
+		// An echo shows the prompts' text.
+		g.prompts = make([]string, len(g.promptTokens))
+		for i, ids := range g.promptTokens {
+			g.prompts[i] = m.Tokenizer.Decode(ids)
+		}
 	case len(g.prompts) == 1:
 		req.Prompt = g.prompts[0]
 	default:

@@ -182,3 +182,41 @@ func TestCompileLanguageModelRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A prompt sent as token ids is the prompt those ids encode: the same
+// echo, text and log-probabilities as the text it decodes to.
+func TestPromptTokenIDs(t *testing.T) {
+	rt := newTestRuntime(t, nil, 2)
+	s := newTestServer(t, rt, nil)
+	m, err := rt.Model("neuro-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const text = "Once upon a time"
+	ids, _ := json.Marshal(m.Tokenizer.Encode(text))
+	score := func(prompt string) wire.Completion {
+		t.Helper()
+		w := do(s, "POST", "/v1/completions", keyAlice, `{"model":"neuro-1","prompt":`+prompt+`,"max_tokens":0,"echo":true,"logprobs":1}`)
+		var c wire.Completion
+		if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &c) != nil {
+			t.Fatalf("%s: %d %s", prompt, w.Code, w.Body)
+		}
+		return c
+	}
+	byText, byIDs, nested := score(`"`+text+`"`), score(string(ids)), score(`[`+string(ids)+`,`+string(ids)+`]`)
+	want, _ := json.Marshal(byText.Choices[0])
+	for _, c := range append(byIDs.Choices, nested.Choices...) {
+		c.Index = 0
+		if got, _ := json.Marshal(c); !bytes.Equal(got, want) {
+			t.Fatalf("token ids gave %s, the text %s", got, want)
+		}
+	}
+	if byIDs.Usage.PromptTokens != byText.Usage.PromptTokens || nested.Usage.PromptTokens != 2*byText.Usage.PromptTokens {
+		t.Fatalf("prompt tokens: text %d, ids %d, two prompts of ids %d", byText.Usage.PromptTokens, byIDs.Usage.PromptTokens, nested.Usage.PromptTokens)
+	}
+	w := do(s, "POST", "/v1/completions", keyAlice, `{"model":"neuro-1","prompt":[1,99999]}`)
+	checkError(t, w, 400, typeInvalidRequest, "", "prompt")
+	if !strings.Contains(w.Body.String(), "99999, not an id of") {
+		t.Fatalf("out-of-vocabulary id: %s", w.Body)
+	}
+}

@@ -41,6 +41,7 @@ type genRequest struct {
 	model        string
 	messages     []tokenizer.Message
 	prompts      []string
+	promptTokens [][]int // the prompts, when sent as token ids
 	temperature  float64
 	topP         float64
 	maxTokens    int // 0: not given
@@ -78,7 +79,7 @@ func parseGen(body []byte, chat bool, maxTokens int) (*genRequest, *Error) {
 			return nil, e
 		}
 	} else {
-		if g.prompts, e = parsePrompt(raw.Prompt); e != nil {
+		if g.prompts, g.promptTokens, e = parsePrompt(raw.Prompt); e != nil {
 			return nil, e
 		}
 		if s, e := parseString(raw.Suffix, "suffix"); e != nil {

@@ -19,9 +19,13 @@ type Request struct {
 	// texts in one request: their sequences are stepped together, N
 	// choices each, and choice k of prompt p is Result.Choices[p*N+k]
 	// (Event.Choice the same), the order of the OpenAI API.
-	Prompts  []string
-	Messages []tokenizer.Message
-	Sampling Sampling
+	Prompts []string
+	// PromptTokens, in place of Prompt and Prompts, gives the prompts as
+	// token ids of the model's tokenizer (a text completion's prompt sent
+	// as token arrays), ordered as Prompts are.
+	PromptTokens [][]int
+	Messages     []tokenizer.Message
+	Sampling     Sampling
 	// MaxTokens bounds the completion; 0 means until the model stops or
 	// the context is full. Use EchoOnly for a completion of no tokens.
 	MaxTokens int
@@ -200,6 +204,14 @@ func (r *Runtime) prepare(req *Request) (*Deployment, [][]int, error) {
 	if err := checkRequest(req); err != nil {
 		return nil, nil, err
 	}
+	if req.PromptTokens != nil {
+		for i, ids := range req.PromptTokens {
+			if err := checkPromptTokens(d.Model, req, ids, i); err != nil {
+				return nil, nil, err
+			}
+		}
+		return d, req.PromptTokens, nil
+	}
 	if req.Prompts == nil {
 		prompt, err := encodePrompt(d.Model, req, req.Prompt)
 		if err != nil {
@@ -287,13 +299,37 @@ func encodePrompt(m *Model, req *Request, text string) ([]int, error) {
 		}
 		ids = []int{id}
 	}
-	if n := m.ContextLength(); n > 0 && len(ids) > n {
-		return nil, fmt.Errorf("%w: %d prompt tokens, the context holds %d", ErrContextLength, len(ids), n)
-	}
-	if req.MaxPromptTokens > 0 && len(ids) > req.MaxPromptTokens {
-		return nil, &PromptLengthError{len(ids), req.MaxPromptTokens}
+	if err := checkPromptLength(m, req, len(ids)); err != nil {
+		return nil, err
 	}
 	return ids, nil
+}
+
+// checkPromptLength checks a prompt of n tokens against the model's
+// context and the request's limit.
+func checkPromptLength(m *Model, req *Request, n int) error {
+	if c := m.ContextLength(); c > 0 && n > c {
+		return fmt.Errorf("%w: %d prompt tokens, the context holds %d", ErrContextLength, n, c)
+	}
+	if req.MaxPromptTokens > 0 && n > req.MaxPromptTokens {
+		return &PromptLengthError{n, req.MaxPromptTokens}
+	}
+	return nil
+}
+
+// checkPromptTokens checks prompt i of a request's PromptTokens: ids of
+// the model's vocabulary, at least one, within the lengths allowed.
+func checkPromptTokens(m *Model, req *Request, ids []int, i int) error {
+	if len(ids) == 0 {
+		return &ParamError{"prompt", fmt.Sprintf("prompt %d has no tokens", i)}
+	}
+	v := m.Tokenizer.VocabSize()
+	for k, id := range ids {
+		if id < 0 || id >= v {
+			return &ParamError{"prompt", fmt.Sprintf("token %d of prompt %d is %d, not an id of %s's vocabulary (0 to %d)", k, i, id, m.ID, v-1)}
+		}
+	}
+	return checkPromptLength(m, req, len(ids))
 }
 
 func checkRequest(req *Request) error {
@@ -305,6 +341,10 @@ func checkRequest(req *Request) error {
 		return &ParamError{"prompt", "a request has Prompts, or else a Prompt or Messages"}
 	case len(req.Prompts) == 0 && req.Prompts != nil:
 		return &ParamError{"prompt", "Prompts is empty"}
+	case req.PromptTokens != nil && (req.Prompts != nil || req.Prompt != "" || req.Messages != nil):
+		return &ParamError{"prompt", "a request has PromptTokens, or else Prompts, a Prompt or Messages"}
+	case len(req.PromptTokens) == 0 && req.PromptTokens != nil:
+		return &ParamError{"prompt", "PromptTokens is empty"}
 	case s.Temperature < 0 || s.Temperature > MaxTemperature:
 		return &ParamError{"temperature", fmt.Sprintf("%v is outside [0, %d]", s.Temperature, MaxTemperature)}
 	case s.TopP < 0 || s.TopP > MaxTopP:
