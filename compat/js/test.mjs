@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 
 const compatDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -246,6 +247,43 @@ test('real: n, seed, stop and logprobs', async () => {
   const cut = await c.chat.completions.create({ ...body, n: 1, logprobs: false, top_logprobs: undefined, stop: ['\u0000none', stop] });
   assert.equal(cut.choices[0].message.content, text.slice(0, text.indexOf(stop)));
   assert.equal(cut.choices[0].finish_reason, 'stop');
+});
+
+test('real: a language model trained by own.py, compiled over REST, chats on cpu and on loihi', async () => {
+  const s = servers.real;
+  const own = path.join(compatDir, '..', 'models', 'train', 'testdata', 'own');
+  const b64 = (name) => readFileSync(path.join(own, name)).toString('base64');
+  const call = async (method, p, body) => {
+    const res = await fetch(`${s.url}${p}`, { method, headers: { Authorization: `Bearer ${s.key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const json = await res.json();
+    assert.ok(res.ok, `${p}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const net = await call('POST', '/v1/compile', {
+    model_format: 'pytorch', model_file: b64('model.pt'), name: 'tales',
+    options: { task: 'causal-lm', tokenizer_file: b64('tokenizer.json'), chat_template: 'neuro' },
+  });
+  assert.equal(net.language_model.vocab_size, 1024);
+  await call('POST', '/v1/deployments', { model: net.id, device: 'cpu', id: 'tales-cpu' });
+  await call('POST', '/v1/deployments', { model: net.id, device: 'loihi', id: 'tales-loihi' });
+  const c = client(s);
+  assert.equal((await c.models.retrieve(net.id)).id, net.id);
+  const body = { model: net.id, messages: user('Tell me about the fox.'), max_tokens: 24, temperature: 0 };
+  const res = await c.chat.completions.create(body);
+  assert.equal(res.model, net.id);
+  assert.ok(res.choices[0].message.content.length > 0);
+  let text = '';
+  for await (const chunk of await c.chat.completions.create({ ...body, stream: true })) text += chunk.choices[0]?.delta.content ?? '';
+  assert.equal(text, res.choices[0].message.content);
+  const onLoihi = new OpenAI({ apiKey: s.key, baseURL: `${s.url}/v1/deployments/tales-loihi`, maxRetries: 0, timeout: 30_000 });
+  const chip = await onLoihi.chat.completions.create(body);
+  assert.ok(chip.choices[0].message.content.length > 0);
+  assert.ok(chip.usage.neuromorphic.timesteps > 0);
+  const scored = await c.completions.create({ model: net.id, prompt: 'Once upon a time there was a king', max_tokens: 0, echo: true, logprobs: 1 });
+  assert.ok(scored.choices[0].logprobs.token_logprobs.slice(1).every((x) => x < 0));
+  await call('DELETE', '/v1/deployments/tales-cpu');
+  await call('DELETE', '/v1/deployments/tales-loihi');
+  await call('DELETE', `/v1/models/${net.id}`);
 });
 
 test('real: breaking off a stream stops the generation', async () => {

@@ -4,6 +4,7 @@
 // prints one JSON line when it is ready, {"url":..., "key":...,
 // "endless_bias":{...}} (the logit_bias that keeps the test models from
 // ending a completion: clienttest.EndlessBias), and
+// compiles PyTorch files (the lima language models models/train writes);
 // serves until it is interrupted, its standard input closes (its parent
 // has gone), or -timeout passes.
 package main
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/neuro-go/neuro/httpapi/client/clienttest"
+	_ "github.com/neuro-go/neuro/models/lima" // the pytorch importer, for language models the tests compile
 )
 
 func main() {
