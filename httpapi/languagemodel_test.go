@@ -107,6 +107,16 @@ func TestCompileLanguageModel(t *testing.T) {
 		t.Fatalf("completion-only chat: %s", w.Body)
 	}
 
+	// The model list says which of them chats, as the console's picker
+	// reads it.
+	for id, chats := range map[string]bool{chatty.ID: true, plain.ID: false} {
+		var rec wire.Model
+		if w := do(s, "GET", "/v1/models/"+id, keyAlice, nil); w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &rec) != nil ||
+			rec.Capabilities.Chat != chats || !rec.Capabilities.Completions || rec.Neuromorphic.Context.Length == 0 {
+			t.Fatalf("%s: chat %v, want %v: %s", id, rec.Capabilities.Chat, chats, w.Body)
+		}
+	}
+
 	// Another key sees none of it.
 	checkError(t, do(s, "GET", "/v1/models/"+chatty.ID, keyBob, nil), 404, typeNotFound, "model_not_found", "")
 	checkError(t, do(s, "POST", "/v1/chat/completions", keyBob, chat), 404, typeNotFound, "model_not_found", "")

@@ -36,7 +36,7 @@ func (s *Server) record(m *runtime.Model) *wire.Model {
 			Synapses: c.Synapses, Training: c.Training, License: c.License, Quality: c.Quality, Extra: c.Extra}
 	}
 	lm := m.IsLanguageModel()
-	rec.Capabilities = wire.Capabilities{Chat: lm, Completions: lm, Streaming: lm, Logprobs: lm}
+	rec.Capabilities = wire.Capabilities{Chat: m.CanChat(), Completions: lm, Streaming: lm, Logprobs: lm}
 	ni := &wire.Neuromorphic{Context: wire.Context{Handling: "recurrent spiking state (constant memory per sequence)", Length: m.ContextLength()}, Devices: []string{}}
 	if lm {
 		ni.TimestepsPerToken = m.Program.Timesteps

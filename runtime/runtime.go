@@ -115,6 +115,12 @@ func (m *Model) IsLanguageModel() bool {
 	return m.Program != nil && m.Program.Task == compile.TaskCausalLM && m.Tokenizer != nil
 }
 
+// CanChat reports whether the model is a language model with a chat
+// template: one compiled without a template completes text only.
+func (m *Model) CanChat() bool {
+	return m.IsLanguageModel() && m.Tokenizer.ChatTemplate() != nil
+}
+
 // ContextLength is the most tokens a sequence may hold: the program's
 // "context_length" metadata, or 0 when unbounded (a recurrent network's
 // state does not grow with the context).
