@@ -2,37 +2,18 @@ package pytorch
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/neuro-go/neuro/compile"
+	"github.com/neuro-go/neuro/compile/internal/lmtest"
 	"github.com/neuro-go/neuro/snn"
 )
 
-// lmLayers is the options.layers a user sends with snntorch_lm.pt: the
-// attribute names of the model's modules in forward order. The RLeaky was
-// built with reset_delay=False, which a state_dict does not record.
-var lmLayers = []compile.LayerSpec{
-	{Name: "embed", Kind: "embedding"},
-	{Name: "fc1", Kind: "linear"},
-	{Name: "lif1", Kind: "snntorch.leaky"},
-	{Name: "fc2", Kind: "linear"},
-	{Name: "lif2", Kind: "snntorch.rleaky", Params: map[string]float64{"reset_delay": 0}},
-	{Name: "fc_out", Kind: "linear"},
-}
-
-// lmRef is what testdata/snn/gen_lm.py recorded from snnTorch.
-type lmRef struct {
-	Vocab        int         `json:"vocab"`
-	Prompt       []int       `json:"prompt"`
-	Logits       [][]float64 `json:"logits"`
-	Continuation []int       `json:"continuation"`
-}
+// lmLayers is the options.layers a user sends with snntorch_lm.pt.
+var lmLayers = lmtest.Layers
 
 // TestSnnTorchLanguageModel imports the snnTorch language model's
 // state_dict as a user describes it, compiles it as a causal language
@@ -42,27 +23,8 @@ type lmRef struct {
 // within 1e-4, and feeding back the argmax must continue the prompt with
 // the tokens snnTorch's own greedy decoding chose.
 func TestSnnTorchLanguageModel(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "snn", "snntorch_lm.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref lmRef
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := lmtest.ReadRef(t, filepath.Join("testdata", "snn", "snntorch_lm.json"))
 	g, rep := importFile(t, filepath.Join("testdata", "snn", "snntorch_lm.pt"), &compile.ImportOptions{Layers: lmLayers})
-	p, _, err := compile.Compile(g, &compile.Options{Task: compile.TaskCausalLM, Timesteps: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, outs := p.Graph.NamesOfKind("Input"), p.Graph.NamesOfKind("Output")
-	shapes, err := p.Graph.Shapes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ins) != 1 || len(outs) != 1 || snn.Size(shapes[ins[0]].Out) != ref.Vocab || snn.Size(shapes[outs[0]].Out) != ref.Vocab {
-		t.Fatalf("graph inputs %v, outputs %v: want one of %d each", ins, outs, ref.Vocab)
-	}
 	// Only the embedding needs its kind: the others' tensors say theirs.
 	brief := make([]compile.LayerSpec, len(lmLayers))
 	for i, l := range lmLayers {
@@ -81,55 +43,9 @@ func TestSnnTorchLanguageModel(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("with kinds left to the tensors the graph differs:\n got %s\nwant %s", b, a)
 	}
-	worst := runLanguageModel(t, p.Graph, p.Dt, ref)
+	worst := lmtest.Check(t, g, ref)
 	t.Logf("%d prompt tokens: logits within %.3g of snnTorch's; greedy continuation %v; report kind %q",
 		len(ref.Prompt), worst, ref.Continuation, rep.Kind)
-}
-
-// runLanguageModel steps g one token at a time through ref's prompt,
-// compares the logits with ref's, then decodes greedily and compares the
-// tokens; it returns the largest difference of a logit.
-func runLanguageModel(t *testing.T, g *snn.Graph, dt float64, ref lmRef) float64 {
-	t.Helper()
-	const tol = 1e-4
-	sim, err := snn.NewSimulator(g, &snn.Options{Dt: dt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	onehot := make([]float32, ref.Vocab)
-	step := func(tok int) []float32 {
-		clear(onehot)
-		onehot[tok] = 1
-		if err := sim.Step(onehot); err != nil {
-			t.Fatal(err)
-		}
-		return sim.Output(0)
-	}
-	var out []float32
-	worst := 0.0
-	for s, tok := range ref.Prompt {
-		out = step(tok)
-		for i, v := range out {
-			d := math.Abs(float64(v) - ref.Logits[s][i])
-			worst = math.Max(worst, d)
-			if d > tol {
-				t.Fatalf("token %d (id %d) logit %d: %v, snnTorch gives %v (diff %g)", s, tok, i, v, ref.Logits[s][i], d)
-			}
-		}
-	}
-	for k, want := range ref.Continuation {
-		got := 0
-		for i, v := range out {
-			if v > out[got] {
-				got = i
-			}
-		}
-		if got != want {
-			t.Fatalf("greedy token %d: %d, snnTorch chose %d", k, got, want)
-		}
-		out = step(got)
-	}
-	return worst
 }
 
 // TestLanguageModelErrors: a network with an Embedding that does not fit
