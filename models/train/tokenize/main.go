@@ -126,15 +126,7 @@ func run(corpus, heldoutPath, tokName, out string) error {
 			log.Printf("%-24s %-5s %9d tokens %10d text bytes %6d documents", s.Name, name, e.Tokens, e.TextBytes, e.Documents)
 		}
 	}
-	js, err := json.MarshalIndent(idx, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(out, "index.json"), append(js, '\n'), 0o644); err != nil {
-		return err
-	}
-	log.Printf("wrote %s in %.1fs", out, time.Since(start).Seconds())
-	return nil
+	return writeIndex(out, idx, start)
 }
 
 // runText prepares the text file path for own.py (package own).
@@ -193,6 +185,12 @@ func runText(path, format string, vocab, validBytes int, out string) error {
 		}
 		log.Printf("%-5s %9d tokens %10d text bytes %6d documents", split, e.Tokens, e.TextBytes, e.Documents)
 	}
+	return writeIndex(out, idx, start)
+}
+
+// writeIndex writes out's index.json, the record of what was written
+// there since start.
+func writeIndex(out string, idx any, start time.Time) error {
 	js, err := json.MarshalIndent(idx, "", "  ")
 	if err != nil {
 		return err
