@@ -278,9 +278,7 @@ func (n *Node) DeploymentInfo(id string) (runtime.DeploymentInfo, error) {
 		info, err := n.rt.DeploymentInfo(id)
 		if err == nil {
 			info.Node = n.o.Name
-			if mine && info.Status == runtime.StatusReady && !served {
-				// Ready here, but not yet on its subject: the other
-				// nodes cannot reach it until it is.
+			if mine && info.Status == runtime.StatusReady && !n.readyEverywhere(served, l, leased) {
 				info.Status = runtime.StatusLoading
 			}
 			return info, nil
@@ -290,6 +288,14 @@ func (n *Node) DeploymentInfo(id string) (runtime.DeploymentInfo, error) {
 		}
 	}
 	return n.remoteInfo(s, l, leased, pinnedUp), nil
+}
+
+// readyEverywhere tells whether a deployment ready on this node can be
+// reported ready: it is on its subject (served), so other nodes reach
+// it, and its lease as this node's watch has applied it says so, so a
+// node that has applied the same revisions (awaitApplied) says so too.
+func (n *Node) readyEverywhere(served bool, l leaseEntry, leased bool) bool {
+	return served && leased && l.Node == n.o.Name && l.Status == runtime.StatusReady
 }
 
 // up tells whether a node has renewed its presence within LeaseTTL; n.mu
@@ -338,6 +344,9 @@ func (n *Node) DeploymentInfos() []runtime.DeploymentInfo {
 		_, mine := n.owned[info.ID]
 		if _, ok := n.specs[info.ID]; mine && !ok {
 			continue // deleted in the cluster, finishing its work here
+		}
+		if l, leased := n.leaseOf[info.ID]; mine && info.Status == runtime.StatusReady && !n.readyEverywhere(n.subs[info.ID] != nil, l, leased) {
+			info.Status = runtime.StatusLoading
 		}
 		info.Node = n.o.Name
 		byID[info.ID] = info
