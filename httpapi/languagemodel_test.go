@@ -90,6 +90,11 @@ func TestCompileLanguageModel(t *testing.T) {
 	if w.Code != 200 || !strings.Contains(w.Body.String(), "data: [DONE]") {
 		t.Fatalf("chat stream: %d %s", w.Code, w.Body)
 	}
+	// The activity extension: the spikes behind each streamed token.
+	w = do(s, "POST", "/v1/chat/completions", keyAlice, strings.Replace(chat, `"max_tokens"`, `"stream":true,"neuro":{"activity":true},"max_tokens"`, 1))
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"activity":[{"layer"`) {
+		t.Fatalf("chat stream with activity: %d %s", w.Code, w.Body)
+	}
 	w = do(s, "POST", "/v1/responses", keyAlice, `{"model":"`+chatty.ID+`","input":"hi","max_output_tokens":4}`)
 	if w.Code != 200 {
 		t.Fatalf("responses: %d %s", w.Code, w.Body)
