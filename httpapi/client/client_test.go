@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/neuro-go/neuro/httpapi"
 	"github.com/neuro-go/neuro/httpapi/client"
 	"github.com/neuro-go/neuro/httpapi/client/clienttest"
+	"github.com/neuro-go/neuro/httpapi/wire"
+	"github.com/neuro-go/neuro/models/tokenizers"
 )
 
 func start(t *testing.T, opts *clienttest.Options) (*clienttest.Server, *client.Client) {
@@ -383,6 +386,24 @@ func TestCompletion(t *testing.T) {
 		if v == nil || *v > 0 {
 			t.Fatalf("token %d logprob %v", i+1, v)
 		}
+	}
+
+	// The same prompt as token ids (of the test models' tokenizer) scores
+	// the same.
+	tok, err := tokenizers.Load("neuro-bpe-1k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byIDs, err := c.Completion(ctx, &client.CompletionRequest{Model: "neuro-1-lite", PromptTokens: [][]int{tok.Encode("The quick brown fox")},
+		MaxTokens: client.Ptr(0), Echo: true, Logprobs: client.Ptr(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(byIDs.Choices, score.Choices) {
+		t.Fatalf("token ids: %+v, the text: %+v", byIDs.Choices, score.Choices)
+	}
+	if _, err := c.Completion(ctx, &client.CompletionRequest{Model: "neuro-1-lite", Prompt: "a", PromptTokens: [][]int{{1}}}); !errors.Is(err, wire.ErrPrompts) {
+		t.Fatalf("Prompt and PromptTokens together: %v", err)
 	}
 
 	if _, err := c.Completion(ctx, &client.CompletionRequest{Model: "neuro-1-lite", Prompt: "a", Prompts: []string{"b"}}); err == nil {

@@ -6,11 +6,13 @@ import (
 )
 
 // CompletionRequest is the body of POST /v1/completions. Give Prompt, or
-// Prompts for one set of choices per prompt.
+// Prompts for one set of choices per prompt, or PromptTokens for prompts
+// given as token ids of the model's tokenizer.
 type CompletionRequest struct {
-	Model   string
-	Prompt  string
-	Prompts []string
+	Model        string
+	Prompt       string
+	Prompts      []string
+	PromptTokens [][]int
 	Sampling
 	// MaxTokens bounds each completion; 0 is allowed (with Echo and
 	// Logprobs it scores the prompt). nil: the server's limit.
@@ -30,11 +32,11 @@ type CompletionRequest struct {
 }
 
 // ErrPrompts is returned by CompletionRequest.MarshalJSON for a request
-// that gives both Prompt and Prompts.
-var ErrPrompts = errors.New("client: CompletionRequest: give Prompt or Prompts, not both")
+// that gives more than one of Prompt, Prompts and PromptTokens.
+var ErrPrompts = errors.New("client: CompletionRequest: give one of Prompt, Prompts and PromptTokens")
 
 // completionBody is CompletionRequest as JSON: prompt is a string, or
-// an array for Prompts.
+// an array for Prompts or PromptTokens.
 type completionBody struct {
 	Model  string `json:"model"`
 	Prompt any    `json:"prompt"`
@@ -47,14 +49,24 @@ type completionBody struct {
 	Stream        bool           `json:"stream,omitempty"`
 }
 
-// MarshalJSON writes prompt as a string, or as an array for Prompts.
+// MarshalJSON writes prompt as a string, or as an array for Prompts or
+// PromptTokens.
 func (r *CompletionRequest) MarshalJSON() ([]byte, error) {
-	if r.Prompt != "" && len(r.Prompts) > 0 {
-		return nil, ErrPrompts
-	}
 	var prompt any = r.Prompt
+	given := 0
+	if r.Prompt != "" {
+		given++
+	}
 	if len(r.Prompts) > 0 {
 		prompt = r.Prompts
+		given++
+	}
+	if len(r.PromptTokens) > 0 {
+		prompt = r.PromptTokens
+		given++
+	}
+	if given > 1 {
+		return nil, ErrPrompts
 	}
 	return json.Marshal(completionBody{Model: r.Model, Prompt: prompt, Sampling: r.Sampling, MaxTokens: r.MaxTokens,
 		Logprobs: r.Logprobs, Echo: r.Echo, StreamOptions: r.StreamOptions, Neuro: r.Neuro, Stream: r.Stream})
