@@ -169,6 +169,14 @@ func (s *Server) observe(res *runtime.Result) {
 	if s.opts.Metrics == nil || res == nil {
 		return
 	}
+	// /metrics answers anyone: a language model a caller compiled is
+	// counted under one label, as runs of networks are, neither naming
+	// it nor adding a series per network.
+	if m, err := s.be.Model(res.Model); err != nil || m.Network != nil {
+		public := *res
+		public.Model = MetricsNetworkLabel
+		res = &public
+	}
 	s.opts.Metrics.Generation(res)
 }
 

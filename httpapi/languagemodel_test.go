@@ -122,6 +122,13 @@ func TestCompileLanguageModel(t *testing.T) {
 		}
 	}
 
+	// /metrics, which answers without a key, counts the generations
+	// under one label and names no caller's model.
+	if w := do(s, "GET", "/metrics", "", nil); w.Code != 200 || strings.Contains(w.Body.String(), chatty.ID) ||
+		!strings.Contains(w.Body.String(), `model="`+MetricsNetworkLabel+`"`) {
+		t.Fatalf("/metrics names a caller's language model or counts none: %s", w.Body)
+	}
+
 	// Another key sees none of it.
 	checkError(t, do(s, "GET", "/v1/models/"+chatty.ID, keyBob, nil), 404, typeNotFound, "model_not_found", "")
 	checkError(t, do(s, "POST", "/v1/chat/completions", keyBob, chat), 404, typeNotFound, "model_not_found", "")

@@ -10,9 +10,10 @@ import (
 )
 
 // MetricsNetworkLabel is the model that Metrics are told of for a run of
-// a network a caller compiled: /metrics answers without a key, so it
-// must not name a caller's network, and a series per network would let
-// callers grow it without bound.
+// a network a caller compiled, and for a generation of a language model
+// a caller compiled: /metrics answers without a key, so it must not name
+// a caller's network, and a series per network would let callers grow it
+// without bound.
 const MetricsNetworkLabel = "network"
 
 // Options configure a Server. A nil *Options is not enough on its own: the
@@ -38,8 +39,9 @@ type Options struct {
 
 	// Metrics, when set, observes every request and generation and
 	// serves GET /metrics (httpapi/prom is the Prometheus exporter).
-	// Runs of networks that callers compiled are counted under the model
-	// MetricsNetworkLabel. Default none: /metrics answers 404.
+	// Runs of networks, and generations of language models, that callers
+	// compiled are counted under the model MetricsNetworkLabel. Default
+	// none: /metrics answers 404.
 	Metrics Metrics
 
 	// MaxBodyBytes bounds a JSON request body. Default 1 MiB.
