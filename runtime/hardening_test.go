@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -313,5 +315,46 @@ func TestRestoreMovesEntryToOwnersName(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(deps, "*.json"))
 	if len(files) != 1 || filepath.Base(files[0]) != storedName("alice", "x") {
 		t.Errorf("stored: %v", files)
+	}
+}
+
+// An event sample steps through the device's event input (its spikes as
+// lists) and gives what the same spikes as a matrix give, through the
+// dense input, even with its events out of order and repeated within a
+// step.
+func TestEventSampleMatchesMatrix(t *testing.T) {
+	rt := New(nil)
+	defer rt.Close()
+	deploySmall(t, rt, 4)
+	const steps = 200
+	rng := rand.New(rand.NewPCG(9, 10))
+	matrix := make([][]float32, steps)
+	var events []SpikeEvent
+	for st := range matrix {
+		matrix[st] = make([]float32, 4)
+		for i := 3; i >= 0; i-- { // descending within the step
+			if rng.Float64() < 0.8 {
+				matrix[st][i] = 1
+				events = append(events, SpikeEvent{T: st, I: i}, SpikeEvent{T: st, I: i})
+			}
+		}
+	}
+	run := func(samples ...Sample) []RunOutput {
+		t.Helper()
+		res, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: samples})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Outputs
+	}
+	byMatrix := run(Sample{Matrix: matrix})[0]
+	byEvents := run(Sample{Events: events, Timesteps: steps}, Sample{Events: events, Timesteps: steps})
+	if slices.Equal(byMatrix.FinalState, make([]float32, 3)) {
+		t.Fatal("the output membrane is zero: the test shows nothing")
+	}
+	for k, o := range byEvents {
+		if !slices.Equal(o.SpikeCounts, byMatrix.SpikeCounts) || !slices.Equal(o.FinalState, byMatrix.FinalState) {
+			t.Fatalf("sample %d as events: counts %v, final state %v; as a matrix: %v, %v", k, o.SpikeCounts, o.FinalState, byMatrix.SpikeCounts, byMatrix.FinalState)
+		}
 	}
 }

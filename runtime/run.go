@@ -344,6 +344,22 @@ func (s *sample) input(x []float32) {
 	}
 }
 
+// firing appends to dst the inputs that spike at the sample's current
+// step, an event sample's, in increasing order and each once, and moves
+// past them as input does.
+func (s *sample) firing(dst []int32) []int32 {
+	for ; s.next < len(s.events) && s.events[s.next].T == s.t; s.next++ {
+		dst = append(dst, int32(s.events[s.next].I))
+	}
+	if !slices.IsSorted(dst) {
+		slices.Sort(dst)
+	}
+	return slices.Compact(dst)
+}
+
+// isEvents reports whether the sample is given as events.
+func (s *sample) isEvents() bool { return s.vector == nil && s.matrix == nil }
+
 // observe takes the output after the sample's step.
 func (s *sample) observe(y []float32) {
 	out := s.output
@@ -397,15 +413,20 @@ func (s *sample) fail(err error) {
 // for its timesteps, and a slot that finishes takes the next sample
 // between steps.
 type netWorker struct {
-	d        *Deployment
-	inst     hal.Instance
-	slots    []*sample
-	x        []float32
-	xs       [][]float32 // {x}, so that Step's variadic call allocates nothing
-	n, m     int
-	masker   hal.SlotMasker
-	on       []bool
-	active   int
+	d      *Deployment
+	inst   hal.Instance
+	slots  []*sample
+	x      []float32
+	xs     [][]float32 // {x}, so that Step's variadic call allocates nothing
+	n, m   int
+	masker hal.SlotMasker
+	on     []bool
+	active int
+	// stepper, when the instance has it, takes the input as spikes
+	// whenever every stepped sample is an event sample, each slot's in
+	// lists.
+	stepper  hal.EventStepper
+	lists    [][]int32
 	probe    string // the output layer's neuron node, for membranes
 	sim      *snn.Simulator
 	stateBuf []float32
@@ -417,6 +438,9 @@ func newNetWorker(d *Deployment, in hal.Instance) *netWorker {
 	w.xs = [][]float32{w.x}
 	if ms, ok := in.(hal.SlotMasker); ok {
 		w.masker, w.on = ms, make([]bool, in.Batch())
+	}
+	if es, ok := in.(hal.EventStepper); ok && len(in.Inputs()) == 1 {
+		w.stepper, w.lists = es, make([][]int32, in.Batch())
 	}
 	if sr, ok := in.(interface{ Simulator() *snn.Simulator }); ok {
 		w.sim = sr.Simulator()
@@ -471,10 +495,20 @@ func (w *netWorker) release(err error) {
 
 // step advances every active sample by one timestep.
 func (w *netWorker) step() error {
+	events := w.stepper != nil
+	for _, s := range w.slots {
+		if s != nil && !s.isEvents() {
+			events = false
+			break
+		}
+	}
 	active := 0
 	for i, s := range w.slots {
 		if w.on != nil {
 			w.on[i] = false
+		}
+		if events {
+			w.lists[i] = w.lists[i][:0]
 		}
 		if s == nil {
 			continue
@@ -483,7 +517,11 @@ func (w *netWorker) step() error {
 			w.slots[i] = nil
 			continue
 		}
-		s.input(w.x[i*w.n : (i+1)*w.n])
+		if events {
+			w.lists[i] = s.firing(w.lists[i])
+		} else {
+			s.input(w.x[i*w.n : (i+1)*w.n])
+		}
 		if w.on != nil {
 			w.on[i] = true
 		}
@@ -499,7 +537,13 @@ func (w *netWorker) step() error {
 	}
 	before := w.inst.Counters()
 	t0 := time.Now()
-	if err := w.inst.Step(context.Background(), w.xs...); err != nil {
+	var err error
+	if events {
+		err = w.stepper.StepEvents(context.Background(), w.lists)
+	} else {
+		err = w.inst.Step(context.Background(), w.xs...)
+	}
+	if err != nil {
 		return err
 	}
 	took := time.Since(t0)
