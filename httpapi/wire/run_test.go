@@ -1,0 +1,35 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// AppendJSON writes what json.Marshal writes, for every kind of sample.
+func TestRunRequestAppendJSON(t *testing.T) {
+	ev := EventSample{Events: [][2]int{{0, 3}, {2, 9}, {7, 0}}, Timesteps: 8}
+	var nilEvents *EventSample
+	for _, r := range []RunRequest{
+		{},
+		{Inputs: []any{}},
+		{Inputs: []any{ev, &ev, nilEvents, EventSample{}, ev.Pack(), []float32{1, 0.5, -2}, [][]float32{{1}, {0}}, nil,
+			PackedEventSample{Events: "not \"base64\" <&>\u2028", Timesteps: 2}},
+			Timesteps: 8, Record: []string{"spikes", "membrane"}, Model: "a<b>&c", Seed: -3},
+		{Inputs: []any{ev}, Seed: 1},
+	} {
+		want, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.AppendJSON([]byte("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != "x"+string(want) {
+			t.Errorf("AppendJSON wrote\n%s\njson.Marshal writes\n%s", got[1:], want)
+		}
+	}
+	if _, err := (&RunRequest{Inputs: []any{make(chan int)}}).AppendJSON(nil); err == nil {
+		t.Error("a sample json cannot write was accepted")
+	}
+}
