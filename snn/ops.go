@@ -134,7 +134,8 @@ type linearOp struct {
 	colPtr    []int32   // sparse: column j is rows[colPtr[j]:colPtr[j+1]]
 	rows      []int32
 	vals      []float32
-	fanout    []int32 // non-zero weights per input
+	fanout    []int32   // non-zero weights per input
+	coef      []float32 // scratch, in: the values of one slot's active inputs (wt only)
 	bias      []float32
 	dense     []int // scratch: the slots whose input takes the dense path this step
 	groups    int   // the first 4·groups slots of dense run four at a time (gemm4T)
@@ -193,7 +194,7 @@ func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precisio
 		}
 		return op
 	}
-	op.wt = make([]float32, nin*nout)
+	op.wt, op.coef = make([]float32, nin*nout), make([]float32, nin)
 	for r := 0; r < nout; r++ {
 		for j, v := range w.Data[r*nin : (r+1)*nin] {
 			op.wt[j*nout+r] = v
@@ -374,10 +375,15 @@ func (op *linearOp) events(list []int32, x, y []float32) int64 {
 		return ops
 	}
 	if op.wt != nil {
-		for _, j := range list {
-			axpy(x[j], op.wt[int(j)*op.nout:(int(j)+1)*op.nout], y)
+		if len(list) > len(op.coef) { // a list holds each input once
+			op.coef = make([]float32, len(list))
+		}
+		a := op.coef[:len(list)]
+		for k, j := range list {
+			a[k] = x[j]
 			ops += int64(op.fanout[j])
 		}
+		gatherT(y, op.wt, a, list, op.nout)
 		return ops
 	}
 	for _, j := range list {
