@@ -110,7 +110,7 @@ func deploySmall(t *testing.T, rt *Runtime, batch int) *Deployment {
 }
 
 // Events in descending step order sort in O(n log n) comparisons, not
-// the n²/2 of an insertion sort, and keep their order within a step.
+// the n²/2 of an insertion sort, and within a step go by input.
 func TestSortEventsIsNLogN(t *testing.T) {
 	const n = 200_000
 	ev := make([]SpikeEvent, n)

@@ -200,15 +200,18 @@ func (d *Deployment) warnings() []string {
 // sample is one sample of a run, owned by a network worker once
 // admitted.
 type sample struct {
-	ctx      context.Context
-	output   *RunOutput
-	wg       *sync.WaitGroup
-	steps    int
-	t        int
-	vector   []float32
-	matrix   [][]float32
-	events   []SpikeEvent // sorted by step
-	next     int          // next event
+	ctx    context.Context
+	output *RunOutput
+	wg     *sync.WaitGroup
+	steps  int
+	t      int
+	vector []float32
+	matrix [][]float32
+	// An event sample's spikes, sorted by step and then input, each once:
+	// input is[k] at step ts[k].
+	ts       []int
+	is       []int32
+	next     int // next event
 	rate     bool
 	rng      *rand.Rand
 	spiking  bool
@@ -290,18 +293,34 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 			return nil, bad("the sample says %d timesteps, the request %d", x.Timesteps, s.steps)
 		}
 		s.steps = x.Timesteps
-		ev := make([]SpikeEvent, len(x.Events))
+		sorted, last := true, SpikeEvent{-1, -1}
 		for j, e := range x.Events {
-			if e.T < 0 || e.T >= s.steps {
+			if uint(e.T) >= uint(s.steps) {
 				return nil, bad("event %d is at step %d, outside [0, %d)", j, e.T, s.steps)
 			}
-			if e.I < 0 || e.I >= n {
+			if uint(e.I) >= uint(n) {
 				return nil, bad("event %d is on input %d, outside [0, %d)", j, e.I, n)
 			}
-			ev[j] = e
+			if e.T < last.T || e.T == last.T && e.I < last.I {
+				sorted = false
+			}
+			last = e
 		}
-		sortEvents(ev)
-		s.events = ev
+		ev := x.Events
+		if !sorted {
+			ev = slices.Clone(ev)
+			sortEvents(ev)
+		}
+		ts, is := make([]int, len(ev)), make([]int32, len(ev))
+		k := 0
+		for j, e := range ev {
+			if j > 0 && e == ev[j-1] {
+				continue // the same spike twice
+			}
+			ts[k], is[k] = e.T, int32(e.I)
+			k++
+		}
+		s.ts, s.is = ts[:k], is[:k]
 	}
 	if s.steps < 1 {
 		return nil, bad("the network has no timesteps per sample; give timesteps")
@@ -310,17 +329,22 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 	return s, nil
 }
 
-// sortEvents orders events by step in O(n log n), keeping their order
-// within a step; events usually come sorted, and are then left alone.
+// sortEvents orders events by step and, within a step, by input, in
+// O(n log n); events usually come sorted, and are then left alone.
 func sortEvents(ev []SpikeEvent) {
 	if !slices.IsSortedFunc(ev, byStep) {
-		slices.SortStableFunc(ev, byStep)
+		slices.SortFunc(ev, byStep)
 	}
 }
 
-// byStep orders events by step. A variable, so that a test can count
-// the comparisons a sort makes.
-var byStep = func(a, b SpikeEvent) int { return cmp.Compare(a.T, b.T) }
+// byStep orders events by step, then by input. A variable, so that a
+// test can count the comparisons a sort makes.
+var byStep = func(a, b SpikeEvent) int {
+	if c := cmp.Compare(a.T, b.T); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.I, b.I)
+}
 
 // input writes the sample's input for its current step into x.
 func (s *sample) input(x []float32) {
@@ -338,23 +362,20 @@ func (s *sample) input(x []float32) {
 		copy(x, s.matrix[s.t])
 	default:
 		clear(x)
-		for ; s.next < len(s.events) && s.events[s.next].T == s.t; s.next++ {
-			x[s.events[s.next].I] = 1
+		for _, i := range s.firing() {
+			x[i] = 1
 		}
 	}
 }
 
-// firing appends to dst the inputs that spike at the sample's current
-// step, an event sample's, in increasing order and each once, and moves
-// past them as input does.
-func (s *sample) firing(dst []int32) []int32 {
-	for ; s.next < len(s.events) && s.events[s.next].T == s.t; s.next++ {
-		dst = append(dst, int32(s.events[s.next].I))
+// firing returns the inputs that spike at an event sample's current
+// step, in increasing order and each once, and moves past them.
+func (s *sample) firing() []int32 {
+	lo := s.next
+	for s.next < len(s.ts) && s.ts[s.next] == s.t {
+		s.next++
 	}
-	if !slices.IsSorted(dst) {
-		slices.Sort(dst)
-	}
-	return slices.Compact(dst)
+	return s.is[lo:s.next]
 }
 
 // isEvents reports whether the sample is given as events.
@@ -424,7 +445,7 @@ type netWorker struct {
 	active int
 	// stepper, when the instance has it, takes the input as spikes
 	// whenever every stepped sample is an event sample, each slot's in
-	// lists.
+	// lists (slices of the samples' own).
 	stepper  hal.EventStepper
 	lists    [][]int32
 	probe    string // the output layer's neuron node, for membranes
@@ -508,7 +529,7 @@ func (w *netWorker) step() error {
 			w.on[i] = false
 		}
 		if events {
-			w.lists[i] = w.lists[i][:0]
+			w.lists[i] = nil
 		}
 		if s == nil {
 			continue
@@ -518,7 +539,7 @@ func (w *netWorker) step() error {
 			continue
 		}
 		if events {
-			w.lists[i] = s.firing(w.lists[i])
+			w.lists[i] = s.firing()
 		} else {
 			s.input(w.x[i*w.n : (i+1)*w.n])
 		}
