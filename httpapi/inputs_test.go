@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -326,5 +327,49 @@ func TestEventSampleJSON(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%+v: %s, encoding/json %s", ev, got, want)
 		}
+	}
+}
+
+// A large body is read into a buffer that doubles, not one that grows
+// by a quarter: a few allocations for megabytes, not dozens.
+func TestReadBodyDoubles(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), nil)
+	body := strings.Repeat(" ", 4<<20)
+	allocs := testing.AllocsPerRun(3, func() {
+		r := httptest.NewRequest("POST", "/v1/deployments/x/run", strings.NewReader(body))
+		r.ContentLength = -1 // undeclared: the buffer starts small
+		if b, e := s.readBody(httptest.NewRecorder(), r, 8<<20); e != nil || len(b) != len(body) {
+			t.Fatalf("read %d bytes, %v", len(b), e)
+		}
+	})
+	if allocs > 40 { // 31 doubling, with the request's own; 58 growing by a quarter
+		t.Fatalf("%v allocations to read %d bytes", allocs, len(body))
+	}
+}
+
+// A compact events array is read into a slice of exactly its size; one
+// with spaces, or none at all, reads the same events.
+func TestEventsSizedOnce(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`[{"timesteps":5000,"events":[`)
+	for k := range 5000 {
+		if k > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, "[%d,%d]", k, k%7)
+	}
+	sb.WriteString(`]},{"timesteps":3,"events":[ [0, 1] , [2,3]]},{"timesteps":3,"events":[]}]`)
+	samples, e := parseInputs([]byte(sb.String()), 10)
+	if e != nil {
+		t.Fatal(e)
+	}
+	if ev := samples[0].Events; len(ev) != 5000 || cap(ev) != 5000 || ev[4999] != (runtime.SpikeEvent{T: 4999, I: 4999 % 7}) {
+		t.Fatalf("%d events, capacity %d", len(ev), cap(ev))
+	}
+	if ev := samples[1].Events; len(ev) != 2 || ev[1] != (runtime.SpikeEvent{T: 2, I: 3}) {
+		t.Fatalf("spaced events read as %v", ev)
+	}
+	if ev := samples[2].Events; ev == nil || len(ev) != 0 {
+		t.Fatalf("no events read as %#v", ev)
 	}
 }

@@ -108,9 +108,9 @@ func (s EventSample) appendJSON(b []byte) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, '[')
-			b = strconv.AppendInt(b, int64(e[0]), 10)
+			b = appendInt(b, e[0])
 			b = append(b, ',')
-			b = strconv.AppendInt(b, int64(e[1]), 10)
+			b = appendInt(b, e[1])
 			b = append(b, ']')
 		}
 		b = append(b, ']')
@@ -118,6 +118,22 @@ func (s EventSample) appendJSON(b []byte) []byte {
 	b = append(b, `,"timesteps":`...)
 	b = strconv.AppendInt(b, int64(s.Timesteps), 10)
 	return append(b, '}')
+}
+
+// appendInt appends v in decimal as strconv does, the common steps and
+// inputs, below 10,000, digit by digit.
+func appendInt(b []byte, v int) []byte {
+	switch {
+	case uint(v) < 10:
+		return append(b, byte('0'+v))
+	case uint(v) < 100:
+		return append(b, byte('0'+v/10), byte('0'+v%10))
+	case uint(v) < 1000:
+		return append(b, byte('0'+v/100), byte('0'+v/10%10), byte('0'+v%10))
+	case uint(v) < 10000:
+		return append(b, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
+	}
+	return strconv.AppendInt(b, int64(v), 10)
 }
 
 // Pack returns the sample in the compact form, PackedEventSample.

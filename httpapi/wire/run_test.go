@@ -7,7 +7,7 @@ import (
 
 // AppendJSON writes what json.Marshal writes, for every kind of sample.
 func TestRunRequestAppendJSON(t *testing.T) {
-	ev := EventSample{Events: [][2]int{{0, 3}, {2, 9}, {7, 0}}, Timesteps: 8}
+	ev := EventSample{Events: [][2]int{{0, 3}, {2, 9}, {7, 0}, {10, 99}, {100, 999}, {1000, 9999}, {10000, 123456}, {-1, -10}, {-100, -99999}}, Timesteps: 8}
 	var nilEvents *EventSample
 	for _, r := range []RunRequest{
 		{},
