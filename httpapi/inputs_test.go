@@ -373,3 +373,29 @@ func TestEventsSizedOnce(t *testing.T) {
 		t.Fatalf("no events read as %#v", ev)
 	}
 }
+
+// compactPair reads what pair reads, the same, or leaves it to pair.
+func TestCompactPairIsPair(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		read bool
+	}{
+		{"[0,0]", true}, {"[12,345],", true}, {"[123456789,1]]", true},
+		{"[1234567890,1]", false}, {"[ 1,2]", false}, {"[1,2 ]", false}, {"[-1,2]", false},
+		{"[1.5,2]", false}, {"[1e2,2]", false}, {"[1,2,3]", false}, {"[,2]", false}, {"[1,", false}, {"null", false}, {"", false},
+	} {
+		ev, next, ok := compactPair([]byte(c.in), 0)
+		if ok != c.read {
+			t.Errorf("%q: read %v, want %v", c.in, ok, c.read)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		s := &jsonScanner{b: []byte(c.in)}
+		want, wok := s.pair()
+		if !wok || want != ev || s.i != next {
+			t.Errorf("%q: compactPair reads %v up to %d, pair %v (%v) up to %d", c.in, ev, next, want, wok, s.i)
+		}
+	}
+}

@@ -159,14 +159,22 @@ type PackedEventSample struct {
 // plainBase64 reports whether s holds only standard base64's
 // characters, which JSON writes without escapes.
 func plainBase64(s string) bool {
+	var bad byte
 	for i := 0; i < len(s); i++ {
-		c := s[i]
+		bad |= notBase64[s[i]]
+	}
+	return bad == 0
+}
+
+// notBase64 is 1 for the bytes standard base64 does not write.
+var notBase64 = func() (t [256]byte) {
+	for c := range t {
 		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=') {
-			return false
+			t[c] = 1
 		}
 	}
-	return true
-}
+	return t
+}()
 
 // appendJSON writes the sample as json.Marshal does, its Events being
 // plainBase64.
