@@ -399,3 +399,28 @@ func TestCompactPairIsPair(t *testing.T) {
 		}
 	}
 }
+
+// skipCompactPair skips what value skips, or leaves it to value.
+func TestSkipCompactPairIsValue(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		skip bool
+	}{
+		{"[0,0]", true}, {"[12,345],", true}, {"[1234567890123,1]]", true},
+		{"[01,2]", false}, {"[1,00]", false}, {"[ 1,2]", false}, {"[-1,2]", false}, {"[1.5,2]", false},
+		{"[1,2e3]", false}, {"[1,2,3]", false}, {"[,2]", false}, {"[1,", false}, {"null", false}, {"", false},
+	} {
+		next := skipCompactPair([]byte(c.in), 0)
+		if (next > 0) != c.skip {
+			t.Errorf("%q: skipped to %d, want a skip: %v", c.in, next, c.skip)
+			continue
+		}
+		if next < 0 {
+			continue
+		}
+		s := &jsonScanner{b: []byte(c.in)}
+		if _, e := s.value(); e != nil || s.i != next {
+			t.Errorf("%q: skipCompactPair ends at %d, value at %d (%v)", c.in, next, s.i, e)
+		}
+	}
+}
