@@ -2,6 +2,7 @@ package snn
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -96,5 +97,65 @@ func TestStepEventsRefused(t *testing.T) {
 	}
 	if err := two.StepEvents([][]int32{{0}}); !errors.Is(err, ErrInputSize) {
 		t.Fatalf("a graph of two Input nodes: %v, want ErrInputSize", err)
+	}
+}
+
+// Sharing the slots' event-driven products among workers changes no bit
+// of any output or counter, and a step still allocates nothing.
+func TestWorkersShareEvents(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	g := NewGraph().
+		Add("in", &Input{Shape: []int{200}}).
+		Add("fc1", &Linear{Weight: randTensor(rng, 1, 256, 200)}).
+		Add("lif1", lifNode(256)).
+		Add("fc2", &Linear{Weight: randTensor(rng, 1, 10, 256)}).
+		Add("lif2", lifNode(10)).
+		Add("out", &Output{}).
+		Connect("in", "fc1", "lif1", "fc2", "lif2", "out")
+	const batch = 8
+	run := func(workers int) ([]float32, Counters) {
+		sim, err := NewSimulator(g, &Options{Batch: batch, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sim.Close()
+		if sim.pool == nil && workers > 1 {
+			t.Fatal("no pool")
+		}
+		rng := rand.New(rand.NewPCG(9, 9))
+		lists := make([][]int32, batch)
+		var out []float32
+		for step := range 40 {
+			if step == 20 {
+				sim.SetActive([]bool{true, false, true, true, false, true, true, true})
+			}
+			for slot := range lists {
+				lists[slot] = lists[slot][:0]
+				for i := range 200 {
+					if rng.Float64() < 0.2 {
+						lists[slot] = append(lists[slot], int32(i))
+					}
+				}
+			}
+			if err := sim.StepEvents(lists); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, sim.NodeOutput("fc1")...)
+			out = append(out, sim.Output(0)...)
+		}
+		if a := testing.AllocsPerRun(5, func() { sim.StepEvents(lists) }); a != 0 {
+			t.Fatalf("workers %d: %v allocations per step", workers, a)
+		}
+		return out, sim.Counters()
+	}
+	one, c1 := run(1)
+	two, c2 := run(2)
+	if c1 != c2 {
+		t.Fatalf("counters %+v with one worker, %+v with two", c1, c2)
+	}
+	for i := range one {
+		if math.Float32bits(one[i]) != math.Float32bits(two[i]) {
+			t.Fatalf("value %d is %v with one worker, %v with two", i, one[i], two[i])
+		}
 	}
 }

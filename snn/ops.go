@@ -147,6 +147,18 @@ type linearOp struct {
 	lastOK   []bool
 	job      denseJob  // the column ranges shared with the pool
 	xi       []float32 // scratch: their inputs, interleaved four by four
+	// evSlots are the slots whose event-driven product (gatherT) is left
+	// to eventProduct, to share among the pool's workers; evWork counts
+	// their active inputs, and coefs (batch × in) holds their values.
+	evSlots []evSlot
+	evWork  int
+	coefs   []float32
+}
+
+// evSlot is one slot's event-driven product: its active inputs.
+type evSlot struct {
+	slot int
+	list []int32
 }
 
 func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precision) *linearOp {
@@ -229,6 +241,7 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 	for _, src := range sn.srcs {
 		xs := src.buf(sn)
 		op.dense = op.dense[:0]
+		op.evSlots, op.evWork = op.evSlots[:0], 0
 		for slot := 0; slot < sn.batch; slot++ {
 			if s.idle(slot) {
 				continue
@@ -237,6 +250,12 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 			y := sn.out[slot*op.nout : (slot+1)*op.nout]
 			list, ok := s.eventList(src, sn, slot)
 			switch {
+			case ok && op.wt != nil && s.pool != nil && float64(len(list)) <= s.opts.EventFraction*float64(op.nin):
+				for _, j := range list {
+					c.SynapticOps += int64(op.fanout[j])
+				}
+				op.evSlots = append(op.evSlots, evSlot{slot, list})
+				op.evWork += len(list)
 			case ok && (op.colPtr != nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
 				c.SynapticOps += op.events(list, x, y)
 				if track {
@@ -252,9 +271,60 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 				op.dense = append(op.dense, slot)
 			}
 		}
+		if len(op.evSlots) > 0 {
+			op.eventProduct(s.pool, xs, sn.out)
+		}
 		if len(op.dense) > 0 {
 			op.denseProduct(s.pool, xs, sn.out)
 		}
+	}
+}
+
+// eventProduct runs the event-driven products of op.evSlots, sharing the
+// slots among the pool's workers when there are enough multiply-adds,
+// each part about the same number of active inputs. Each slot's sums are
+// those of events, whoever runs them.
+func (op *linearOp) eventProduct(p *pool, xs, ys []float32) {
+	if len(op.coefs) < len(xs) {
+		op.coefs = make([]float32, len(xs))
+	}
+	parts := 1
+	if op.evWork*op.nout >= parallelMin {
+		parts = min(p.n+1, len(op.evSlots))
+	}
+	if parts == 1 {
+		op.eventRange(xs, ys, 0, len(op.evSlots))
+		return
+	}
+	j := &op.job
+	j.reset()
+	j.tasks = j.tasks[:0]
+	own := -1 // the end of the stepping goroutine's part, the first
+	lo, done, part := 0, 0, 1
+	for k, e := range op.evSlots {
+		done += len(e.list)
+		if done*parts < part*op.evWork && k < len(op.evSlots)-1 {
+			continue // the part has less than its share
+		}
+		if own < 0 {
+			own = k + 1
+		} else {
+			j.tasks = append(j.tasks, denseTask{op: op, xs: xs, ys: ys, c0: lo, c1: k + 1, events: true})
+		}
+		lo, part = k+1, part+1
+	}
+	p.run(j, func() { op.eventRange(xs, ys, 0, own) })
+}
+
+// eventRange runs the event-driven products of op.evSlots[k0:k1].
+func (op *linearOp) eventRange(xs, ys []float32, k0, k1 int) {
+	for _, e := range op.evSlots[k0:k1] {
+		x := xs[e.slot*op.nin : (e.slot+1)*op.nin]
+		a := op.coefs[e.slot*op.nin:][:len(e.list)]
+		for k, j := range e.list {
+			a[k] = x[j]
+		}
+		gatherT(ys[e.slot*op.nout:(e.slot+1)*op.nout], op.wt, a, e.list, op.nout)
 	}
 }
 
@@ -296,7 +366,7 @@ func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
 	j.reset()
 	j.tasks = j.tasks[:0]
 	for i := 1; i < parts; i++ {
-		j.tasks = append(j.tasks, denseTask{op, xs, ys, i * per, min((i+1)*per, op.nout)})
+		j.tasks = append(j.tasks, denseTask{op: op, xs: xs, ys: ys, c0: i * per, c1: min((i+1)*per, op.nout)})
 	}
 	p.run(j, func() { op.denseRange(xs, ys, 0, min(per, op.nout)) })
 }
