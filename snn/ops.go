@@ -511,6 +511,9 @@ type convOp struct {
 	// group), kernel position k, to output channel o of that group.
 	wk   []float32
 	bias []float32
+	// biasMap is the bias at every output (outC × outSp), what each step
+	// starts from: one copy instead of a fill per channel.
+	biasMap []float32
 }
 
 type convTap struct{ k, opos int32 }
@@ -550,6 +553,12 @@ func newConvOp(w *Tensor, bias []float32, in []int, stride, pad, dil [2]int, gro
 			}
 		}
 	}
+	if bias != nil {
+		op.biasMap = make([]float32, op.outC*op.outSp)
+		for o := 0; o < op.outC; o++ {
+			fill(op.biasMap[o*op.outSp:(o+1)*op.outSp], bias[o])
+		}
+	}
 	return op
 }
 
@@ -561,9 +570,7 @@ func (op *convOp) step(s *Simulator, sn *simNode, c *Counters) {
 		}
 		y := sn.out[slot*sn.n : (slot+1)*sn.n]
 		if op.bias != nil {
-			for o := 0; o < op.outC; o++ {
-				fill(y[o*op.outSp:(o+1)*op.outSp], op.bias[o])
-			}
+			copy(y, op.biasMap)
 		} else {
 			clear(y)
 		}
