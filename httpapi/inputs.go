@@ -211,6 +211,10 @@ func (s *jsonScanner) str() (escaped bool, e *Error) {
 	}
 	s.i++
 	for s.i < len(s.b) {
+		s.i += plainPrefix(s.b[s.i:])
+		if s.i == len(s.b) {
+			break
+		}
 		switch c := s.b[s.i]; {
 		case c == '"':
 			s.i++
@@ -243,6 +247,31 @@ func (s *jsonScanner) str() (escaped bool, e *Error) {
 		}
 	}
 	return false, s.syntaxError("an unfinished string")
+}
+
+// plainPrefix returns how many of b's first bytes a string holds as
+// they are: neither a quote, a backslash nor a control character. It
+// looks at eight bytes at a time, so that a long string (a packed
+// sample's base64) is skipped at several bytes a cycle.
+func plainPrefix(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// zero is non-zero when some byte of x is 0; below when some byte of
+	// x is less than n (n <= 128).
+	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	below := func(x uint64, n uint64) uint64 { return (x - ones*n) &^ x & highs }
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if zero(w^(ones*'"'))|zero(w^(ones*'\\'))|below(w, 0x20) != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	return i
 }
 
 // number skips a number, checking JSON's grammar.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -421,6 +422,37 @@ func TestSkipCompactPairIsValue(t *testing.T) {
 		s := &jsonScanner{b: []byte(c.in)}
 		if _, e := s.value(); e != nil || s.i != next {
 			t.Errorf("%q: skipCompactPair ends at %d, value at %d (%v)", c.in, next, s.i, e)
+		}
+	}
+}
+
+// plainPrefix stops at the first quote, backslash or control character,
+// wherever it falls in a word of eight.
+func TestPlainPrefix(t *testing.T) {
+	naive := func(b []byte) int {
+		for i, c := range b {
+			if c == '"' || c == '\\' || c < 0x20 {
+				return i
+			}
+		}
+		return len(b)
+	}
+	base := []byte("QUJDRA+/=abc~\x7f\xc3\xa9xyzQUJDRAQUJDRA")
+	for _, stop := range []byte{'"', '\\', 0, 0x1f, '\n'} {
+		for at := range len(base) + 1 {
+			b := append([]byte(nil), base...)
+			if at < len(b) {
+				b[at] = stop
+			}
+			if got, want := plainPrefix(b), naive(b); got != want {
+				t.Fatalf("%q: %d, want %d", b, got, want)
+			}
+		}
+	}
+	for c := range 256 {
+		b := bytes.Repeat([]byte{byte(c)}, 11)
+		if got, want := plainPrefix(b), naive(b); got != want {
+			t.Fatalf("byte %#x: %d, want %d", c, got, want)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func (r *RunRequest) AppendJSON(b []byte) ([]byte, error) {
 					continue
 				}
 			case PackedEventSample:
-				if plainBase64(x.Events) {
+				if x.Events == x.packed || plainBase64(x.Events) {
 					b = x.appendJSON(b)
 					continue
 				}
@@ -144,7 +144,8 @@ func (s EventSample) Pack() PackedEventSample {
 		binary.LittleEndian.PutUint32(b[8*k:], uint32(int32(e[0])))
 		binary.LittleEndian.PutUint32(b[8*k+4:], uint32(int32(e[1])))
 	}
-	return PackedEventSample{Events: base64.StdEncoding.EncodeToString(b), Timesteps: s.Timesteps}
+	text := base64.StdEncoding.EncodeToString(b)
+	return PackedEventSample{Events: text, Timesteps: s.Timesteps, packed: text}
 }
 
 // PackedEventSample is an EventSample in compact form: its events as
@@ -154,6 +155,9 @@ func (s EventSample) Pack() PackedEventSample {
 type PackedEventSample struct {
 	Events    string `json:"events_packed"`
 	Timesteps int    `json:"timesteps"`
+	// packed is the text Pack wrote, which AppendJSON need not check
+	// while Events is still it.
+	packed string
 }
 
 // plainBase64 reports whether s holds only standard base64's

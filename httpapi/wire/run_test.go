@@ -9,11 +9,13 @@ import (
 func TestRunRequestAppendJSON(t *testing.T) {
 	ev := EventSample{Events: [][2]int{{0, 3}, {2, 9}, {7, 0}, {10, 99}, {100, 999}, {1000, 9999}, {10000, 123456}, {-1, -10}, {-100, -99999}}, Timesteps: 8}
 	var nilEvents *EventSample
+	changed := ev.Pack()
+	changed.Events = `"<changed after Pack>"`
 	for _, r := range []RunRequest{
 		{},
 		{Inputs: []any{}},
 		{Inputs: []any{ev, &ev, nilEvents, EventSample{}, ev.Pack(), []float32{1, 0.5, -2}, [][]float32{{1}, {0}}, nil,
-			PackedEventSample{Events: "not \"base64\" <&>\u2028", Timesteps: 2}},
+			PackedEventSample{Events: "not \"base64\" <&>\u2028", Timesteps: 2}, changed},
 			Timesteps: 8, Record: []string{"spikes", "membrane"}, Model: "a<b>&c", Seed: -3},
 		{Inputs: []any{ev}, Seed: 1},
 	} {
