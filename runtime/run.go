@@ -470,6 +470,9 @@ func newNetWorker(d *Deployment, in hal.Instance) *netWorker {
 }
 
 func (w *netWorker) setActive(n int) {
+	if n == w.active {
+		return
+	}
 	w.d.mu.Lock()
 	w.d.active += n - w.active
 	w.d.mu.Unlock()
