@@ -543,6 +543,10 @@ func (s *jsonScanner) events() ([]runtime.SpikeEvent, bool) {
 		if ev, next, ok := compactPair(s.b, s.i); ok {
 			out = append(out, ev)
 			s.i = next
+			if next < len(s.b) && s.b[next] == ',' {
+				s.i++
+				continue
+			}
 		} else if s.peek() == ']' {
 			break
 		} else if ev, ok := s.pair(); ok {

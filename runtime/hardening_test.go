@@ -358,3 +358,53 @@ func TestEventSampleMatchesMatrix(t *testing.T) {
 		}
 	}
 }
+
+// A run large enough to prepare its samples in parts refuses with the
+// first bad sample in order, and runs each sample as it runs alone.
+func TestLargeRunPreparedInParts(t *testing.T) {
+	rt := New(nil)
+	defer rt.Close()
+	deploySmall(t, rt, 8)
+	const steps = 300
+	samples := make([]Sample, 24)
+	for k := range samples {
+		ev := make([]SpikeEvent, 0, 3*steps)
+		for st := range steps {
+			for i := range 3 {
+				if (st+i+k)%2 == 0 {
+					ev = append(ev, SpikeEvent{T: st, I: i})
+				}
+			}
+		}
+		samples[k] = Sample{Events: ev, Timesteps: steps}
+	}
+	if n := inputValues(samples); n < parallelPrepare/8 {
+		t.Fatalf("%d values", n)
+	}
+	saved := samples
+	samples = slices.Concat(samples, samples, samples, samples, samples, samples, samples, samples)
+	if inputValues(samples) < parallelPrepare {
+		t.Fatal("too few values to prepare in parts")
+	}
+	bad := slices.Clone(samples)
+	bad[150] = Sample{Events: []SpikeEvent{{T: 0, I: 9}}, Timesteps: 1}
+	bad[30] = Sample{Events: []SpikeEvent{{T: 5, I: 0}}, Timesteps: 2}
+	_, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: bad})
+	var pe *ParamError
+	if !errors.As(err, &pe) || pe.Param != "inputs[30]" {
+		t.Fatalf("got %v, want the error of inputs[30]", err)
+	}
+	res, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: samples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{0, 100, len(samples) - 1} {
+		alone, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: []Sample{saved[k%len(saved)]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(alone.Outputs[0].FinalState, res.Outputs[k].FinalState) {
+			t.Fatalf("sample %d: %v in the batch, %v alone", k, res.Outputs[k].FinalState, alone.Outputs[0].FinalState)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 	"slices"
 	"sync"
 	"time"
@@ -131,17 +132,45 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 		res.Warnings = append(res.Warnings, fmt.Sprintf("no membrane was recorded: %s does not report the output layer's membrane (the cpu simulator does)", d.Device.Name))
 	}
 	var wg sync.WaitGroup
-	for k := range req.Samples {
-		// A caller that has gone stops the preparation too, not only the
-		// steps: a run's inputs may be large.
-		if err := ctx.Err(); err != nil {
+	prepare := func(lo, hi int) error {
+		for k := lo; k < hi; k++ {
+			// A caller that has gone stops the preparation too, not only
+			// the steps: a run's inputs may be large.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			s, err := d.newSample(ctx, req, k, n, m, &res.Outputs[k], &wg)
+			if err != nil {
+				return err
+			}
+			samples[k] = s
+		}
+		return nil
+	}
+	// A large run's samples are prepared in parts on as many goroutines
+	// as there are processors. The error is the first in sample order,
+	// as preparing them in order finds it.
+	parts := 1
+	if len(req.Samples) > 1 && inputValues(req.Samples) >= parallelPrepare {
+		parts = min(goruntime.GOMAXPROCS(0), len(req.Samples), 8)
+	}
+	if parts == 1 {
+		if err := prepare(0, len(req.Samples)); err != nil {
 			return nil, err
 		}
-		s, err := d.newSample(ctx, req, k, n, m, &res.Outputs[k], &wg)
-		if err != nil {
-			return nil, err
+	} else {
+		errs := make([]error, parts)
+		var prep sync.WaitGroup
+		for p := range parts {
+			lo, hi := p*len(req.Samples)/parts, (p+1)*len(req.Samples)/parts
+			prep.Go(func() { errs[p] = prepare(lo, hi) })
 		}
-		samples[k] = s
+		prep.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
 	}
 	wg.Add(len(samples))
 	if err := enqueue(d, d.runq, samples, "inputs", "samples"); err != nil {
@@ -163,6 +192,23 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 		u.DeviceTime += s.deviceTime
 	}
 	return res, nil
+}
+
+// parallelPrepare is the number of input values (events, or a matrix's
+// or vector's numbers) from which a run prepares its samples on several
+// goroutines.
+const parallelPrepare = 1 << 16
+
+// inputValues counts the values of samples' inputs.
+func inputValues(samples []Sample) int {
+	n := 0
+	for _, x := range samples {
+		n += len(x.Events) + len(x.Vector)
+		for _, row := range x.Matrix {
+			n += len(row)
+		}
+	}
+	return n
 }
 
 // ports returns the sizes of the deployment's input and output.

@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // RunRequest runs samples through a network's deployment (POST
@@ -49,30 +51,34 @@ func (r *RunRequest) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
-		for k, x := range r.Inputs {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			switch x := x.(type) {
-			case EventSample:
-				b = x.appendJSON(b)
-				continue
-			case *EventSample:
-				if x != nil {
-					b = x.appendJSON(b)
-					continue
-				}
-			case PackedEventSample:
-				if x.Events == x.packed || plainBase64(x.Events) {
-					b = x.appendJSON(b)
-					continue
-				}
-			}
-			v, err := json.Marshal(x)
-			if err != nil {
+		// A large batch is written in parts on as many goroutines as there
+		// are processors, each into its own buffer, joined in order.
+		parts := 1
+		if size >= parallelJSON {
+			parts = min(runtime.GOMAXPROCS(0), len(r.Inputs), 8)
+		}
+		if parts == 1 {
+			var err error
+			if b, err = appendInputs(b, r.Inputs, false); err != nil {
 				return nil, err
 			}
-			b = append(b, v...)
+		} else {
+			bufs, errs := make([][]byte, parts), make([]error, parts)
+			var wg sync.WaitGroup
+			n := len(r.Inputs)
+			for p := range parts {
+				lo, hi := p*n/parts, (p+1)*n/parts
+				wg.Go(func() {
+					bufs[p], errs[p] = appendInputs(make([]byte, 0, size/parts+64), r.Inputs[lo:hi], lo > 0)
+				})
+			}
+			wg.Wait()
+			for p := range parts {
+				if errs[p] != nil {
+					return nil, errs[p]
+				}
+				b = append(b, bufs[p]...)
+			}
 		}
 		b = append(b, ']')
 	}
@@ -89,6 +95,41 @@ func (r *RunRequest) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, ',')
 	}
 	return append(b, rest[1:]...), nil
+}
+
+// parallelJSON is the size of a request's JSON, in bytes, from which
+// AppendJSON writes its samples on several goroutines.
+const parallelJSON = 1 << 20
+
+// appendInputs appends the samples in inputs, comma-separated, and a
+// comma before the first when more is true.
+func appendInputs(b []byte, inputs []any, more bool) ([]byte, error) {
+	for k, x := range inputs {
+		if k > 0 || more {
+			b = append(b, ',')
+		}
+		switch x := x.(type) {
+		case EventSample:
+			b = x.appendJSON(b)
+			continue
+		case *EventSample:
+			if x != nil {
+				b = x.appendJSON(b)
+				continue
+			}
+		case PackedEventSample:
+			if x.Events == x.packed || plainBase64(x.Events) {
+				b = x.appendJSON(b)
+				continue
+			}
+		}
+		v, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, v...)
+	}
+	return b, nil
 }
 
 // MarshalJSON writes the sample as encoding/json would, without

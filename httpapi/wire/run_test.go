@@ -35,3 +35,43 @@ func TestRunRequestAppendJSON(t *testing.T) {
 		t.Error("a sample json cannot write was accepted")
 	}
 }
+
+// A batch large enough to be written in parts is written as json.Marshal
+// writes it, and a sample json cannot write fails it from any part.
+func TestRunRequestAppendJSONInParts(t *testing.T) {
+	r := RunRequest{Timesteps: 100}
+	for k := range 7 {
+		ev := EventSample{Timesteps: 100}
+		for j := range 20_000 {
+			ev.Events = append(ev.Events, [2]int{j % 100, (j * (k + 3)) % 700})
+		}
+		r.Inputs = append(r.Inputs, ev, []float32{float32(k)})
+	}
+	want, err := json.Marshal(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < parallelJSON {
+		t.Fatalf("%d bytes: too few to be written in parts", len(want))
+	}
+	got, err := r.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("AppendJSON wrote %d bytes, json.Marshal %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+	r.Inputs[len(r.Inputs)-1] = make(chan int)
+	if _, err := r.AppendJSON(nil); err == nil {
+		t.Fatal("a sample json cannot write, in the last part, was accepted")
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
