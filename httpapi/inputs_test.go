@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -325,6 +327,132 @@ func TestEventSampleJSON(t *testing.T) {
 		want, _ := json.Marshal(plain(ev))
 		if string(got) != string(want) {
 			t.Errorf("%+v: %s, encoding/json %s", ev, got, want)
+		}
+	}
+}
+
+// A large body is read into a buffer that doubles, not one that grows
+// by a quarter: a few allocations for megabytes, not dozens.
+func TestReadBodyDoubles(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), nil)
+	body := strings.Repeat(" ", 4<<20)
+	allocs := testing.AllocsPerRun(3, func() {
+		r := httptest.NewRequest("POST", "/v1/deployments/x/run", strings.NewReader(body))
+		r.ContentLength = -1 // undeclared: the buffer starts small
+		if b, e := s.readBody(httptest.NewRecorder(), r, 8<<20); e != nil || len(b) != len(body) {
+			t.Fatalf("read %d bytes, %v", len(b), e)
+		}
+	})
+	if allocs > 40 { // 31 doubling, with the request's own; 58 growing by a quarter
+		t.Fatalf("%v allocations to read %d bytes", allocs, len(body))
+	}
+}
+
+// A compact events array is read into a slice of exactly its size; one
+// with spaces, or none at all, reads the same events.
+func TestEventsSizedOnce(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`[{"timesteps":5000,"events":[`)
+	for k := range 5000 {
+		if k > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, "[%d,%d]", k, k%7)
+	}
+	sb.WriteString(`]},{"timesteps":3,"events":[ [0, 1] , [2,3]]},{"timesteps":3,"events":[]}]`)
+	samples, e := parseInputs([]byte(sb.String()), 10)
+	if e != nil {
+		t.Fatal(e)
+	}
+	if ev := samples[0].Events; len(ev) != 5000 || cap(ev) != 5000 || ev[4999] != (runtime.SpikeEvent{T: 4999, I: 4999 % 7}) {
+		t.Fatalf("%d events, capacity %d", len(ev), cap(ev))
+	}
+	if ev := samples[1].Events; len(ev) != 2 || ev[1] != (runtime.SpikeEvent{T: 2, I: 3}) {
+		t.Fatalf("spaced events read as %v", ev)
+	}
+	if ev := samples[2].Events; ev == nil || len(ev) != 0 {
+		t.Fatalf("no events read as %#v", ev)
+	}
+}
+
+// compactPair reads what pair reads, the same, or leaves it to pair.
+func TestCompactPairIsPair(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		read bool
+	}{
+		{"[0,0]", true}, {"[12,345],", true}, {"[123456789,1]]", true},
+		{"[1234567890,1]", false}, {"[ 1,2]", false}, {"[1,2 ]", false}, {"[-1,2]", false},
+		{"[1.5,2]", false}, {"[1e2,2]", false}, {"[1,2,3]", false}, {"[,2]", false}, {"[1,", false}, {"null", false}, {"", false},
+	} {
+		ev, next, ok := compactPair([]byte(c.in), 0)
+		if ok != c.read {
+			t.Errorf("%q: read %v, want %v", c.in, ok, c.read)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		s := &jsonScanner{b: []byte(c.in)}
+		want, wok := s.pair()
+		if !wok || want != ev || s.i != next {
+			t.Errorf("%q: compactPair reads %v up to %d, pair %v (%v) up to %d", c.in, ev, next, want, wok, s.i)
+		}
+	}
+}
+
+// skipCompactPair skips what value skips, or leaves it to value.
+func TestSkipCompactPairIsValue(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		skip bool
+	}{
+		{"[0,0]", true}, {"[12,345],", true}, {"[1234567890123,1]]", true},
+		{"[01,2]", false}, {"[1,00]", false}, {"[ 1,2]", false}, {"[-1,2]", false}, {"[1.5,2]", false},
+		{"[1,2e3]", false}, {"[1,2,3]", false}, {"[,2]", false}, {"[1,", false}, {"null", false}, {"", false},
+	} {
+		next := skipCompactPair([]byte(c.in), 0)
+		if (next > 0) != c.skip {
+			t.Errorf("%q: skipped to %d, want a skip: %v", c.in, next, c.skip)
+			continue
+		}
+		if next < 0 {
+			continue
+		}
+		s := &jsonScanner{b: []byte(c.in)}
+		if _, e := s.value(); e != nil || s.i != next {
+			t.Errorf("%q: skipCompactPair ends at %d, value at %d (%v)", c.in, next, s.i, e)
+		}
+	}
+}
+
+// plainPrefix stops at the first quote, backslash or control character,
+// wherever it falls in a word of eight.
+func TestPlainPrefix(t *testing.T) {
+	naive := func(b []byte) int {
+		for i, c := range b {
+			if c == '"' || c == '\\' || c < 0x20 {
+				return i
+			}
+		}
+		return len(b)
+	}
+	base := []byte("QUJDRA+/=abc~\x7f\xc3\xa9xyzQUJDRAQUJDRA")
+	for _, stop := range []byte{'"', '\\', 0, 0x1f, '\n'} {
+		for at := range len(base) + 1 {
+			b := append([]byte(nil), base...)
+			if at < len(b) {
+				b[at] = stop
+			}
+			if got, want := plainPrefix(b), naive(b); got != want {
+				t.Fatalf("%q: %d, want %d", b, got, want)
+			}
+		}
+	}
+	for c := range 256 {
+		b := bytes.Repeat([]byte{byte(c)}, 11)
+		if got, want := plainPrefix(b), naive(b); got != want {
+			t.Fatalf("byte %#x: %d, want %d", c, got, want)
 		}
 	}
 }

@@ -367,9 +367,11 @@ type job interface {
 func admit[J job](q <-chan J, done <-chan struct{}, slots []J, reset func(slot int), publish func(active int)) (int, bool) {
 	var none J
 	for {
-		active := 0
+		active, empty := 0, false
 		for i := range slots {
-			if slots[i] == none {
+			// Once the queue is found empty, the other free slots wait for
+			// the next pass rather than each look again.
+			if slots[i] == none && !empty {
 				select {
 				case j := <-q:
 					if !j.expired() {
@@ -377,6 +379,7 @@ func admit[J job](q <-chan J, done <-chan struct{}, slots []J, reset func(slot i
 						reset(i)
 					}
 				default:
+					empty = true
 				}
 			}
 			if slots[i] != none {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,7 +110,7 @@ func deploySmall(t *testing.T, rt *Runtime, batch int) *Deployment {
 }
 
 // Events in descending step order sort in O(n log n) comparisons, not
-// the n²/2 of an insertion sort, and keep their order within a step.
+// the n²/2 of an insertion sort, and within a step go by input.
 func TestSortEventsIsNLogN(t *testing.T) {
 	const n = 200_000
 	ev := make([]SpikeEvent, n)
@@ -313,5 +315,96 @@ func TestRestoreMovesEntryToOwnersName(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(deps, "*.json"))
 	if len(files) != 1 || filepath.Base(files[0]) != storedName("alice", "x") {
 		t.Errorf("stored: %v", files)
+	}
+}
+
+// An event sample steps through the device's event input (its spikes as
+// lists) and gives what the same spikes as a matrix give, through the
+// dense input, even with its events out of order and repeated within a
+// step.
+func TestEventSampleMatchesMatrix(t *testing.T) {
+	rt := New(nil)
+	defer rt.Close()
+	deploySmall(t, rt, 4)
+	const steps = 200
+	rng := rand.New(rand.NewPCG(9, 10))
+	matrix := make([][]float32, steps)
+	var events []SpikeEvent
+	for st := range matrix {
+		matrix[st] = make([]float32, 4)
+		for i := 3; i >= 0; i-- { // descending within the step
+			if rng.Float64() < 0.8 {
+				matrix[st][i] = 1
+				events = append(events, SpikeEvent{T: st, I: i}, SpikeEvent{T: st, I: i})
+			}
+		}
+	}
+	run := func(samples ...Sample) []RunOutput {
+		t.Helper()
+		res, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: samples})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Outputs
+	}
+	byMatrix := run(Sample{Matrix: matrix})[0]
+	byEvents := run(Sample{Events: events, Timesteps: steps}, Sample{Events: events, Timesteps: steps})
+	if slices.Equal(byMatrix.FinalState, make([]float32, 3)) {
+		t.Fatal("the output membrane is zero: the test shows nothing")
+	}
+	for k, o := range byEvents {
+		if !slices.Equal(o.SpikeCounts, byMatrix.SpikeCounts) || !slices.Equal(o.FinalState, byMatrix.FinalState) {
+			t.Fatalf("sample %d as events: counts %v, final state %v; as a matrix: %v, %v", k, o.SpikeCounts, o.FinalState, byMatrix.SpikeCounts, byMatrix.FinalState)
+		}
+	}
+}
+
+// A run large enough to prepare its samples in parts refuses with the
+// first bad sample in order, and runs each sample as it runs alone.
+func TestLargeRunPreparedInParts(t *testing.T) {
+	rt := New(nil)
+	defer rt.Close()
+	deploySmall(t, rt, 8)
+	const steps = 300
+	samples := make([]Sample, 24)
+	for k := range samples {
+		ev := make([]SpikeEvent, 0, 3*steps)
+		for st := range steps {
+			for i := range 3 {
+				if (st+i+k)%2 == 0 {
+					ev = append(ev, SpikeEvent{T: st, I: i})
+				}
+			}
+		}
+		samples[k] = Sample{Events: ev, Timesteps: steps}
+	}
+	if n := inputValues(samples); n < parallelPrepare/8 {
+		t.Fatalf("%d values", n)
+	}
+	saved := samples
+	samples = slices.Concat(samples, samples, samples, samples, samples, samples, samples, samples)
+	if inputValues(samples) < parallelPrepare {
+		t.Fatal("too few values to prepare in parts")
+	}
+	bad := slices.Clone(samples)
+	bad[150] = Sample{Events: []SpikeEvent{{T: 0, I: 9}}, Timesteps: 1}
+	bad[30] = Sample{Events: []SpikeEvent{{T: 5, I: 0}}, Timesteps: 2}
+	_, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: bad})
+	var pe *ParamError
+	if !errors.As(err, &pe) || pe.Param != "inputs[30]" {
+		t.Fatalf("got %v, want the error of inputs[30]", err)
+	}
+	res, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: samples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{0, 100, len(samples) - 1} {
+		alone, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: []Sample{saved[k%len(saved)]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(alone.Outputs[0].FinalState, res.Outputs[k].FinalState) {
+			t.Fatalf("sample %d: %v in the batch, %v alone", k, res.Outputs[k].FinalState, alone.Outputs[0].FinalState)
+		}
 	}
 }

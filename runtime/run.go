@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 	"slices"
 	"sync"
 	"time"
@@ -131,17 +132,45 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 		res.Warnings = append(res.Warnings, fmt.Sprintf("no membrane was recorded: %s does not report the output layer's membrane (the cpu simulator does)", d.Device.Name))
 	}
 	var wg sync.WaitGroup
-	for k := range req.Samples {
-		// A caller that has gone stops the preparation too, not only the
-		// steps: a run's inputs may be large.
-		if err := ctx.Err(); err != nil {
+	prepare := func(lo, hi int) error {
+		for k := lo; k < hi; k++ {
+			// A caller that has gone stops the preparation too, not only
+			// the steps: a run's inputs may be large.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			s, err := d.newSample(ctx, req, k, n, m, &res.Outputs[k], &wg)
+			if err != nil {
+				return err
+			}
+			samples[k] = s
+		}
+		return nil
+	}
+	// A large run's samples are prepared in parts on as many goroutines
+	// as there are processors. The error is the first in sample order,
+	// as preparing them in order finds it.
+	parts := 1
+	if len(req.Samples) > 1 && inputValues(req.Samples) >= parallelPrepare {
+		parts = min(goruntime.GOMAXPROCS(0), len(req.Samples), 8)
+	}
+	if parts == 1 {
+		if err := prepare(0, len(req.Samples)); err != nil {
 			return nil, err
 		}
-		s, err := d.newSample(ctx, req, k, n, m, &res.Outputs[k], &wg)
-		if err != nil {
-			return nil, err
+	} else {
+		errs := make([]error, parts)
+		var prep sync.WaitGroup
+		for p := range parts {
+			lo, hi := p*len(req.Samples)/parts, (p+1)*len(req.Samples)/parts
+			prep.Go(func() { errs[p] = prepare(lo, hi) })
 		}
-		samples[k] = s
+		prep.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
 	}
 	wg.Add(len(samples))
 	if err := enqueue(d, d.runq, samples, "inputs", "samples"); err != nil {
@@ -163,6 +192,23 @@ func (r *Runtime) run(ctx context.Context, req *RunRequest) (*RunResult, error) 
 		u.DeviceTime += s.deviceTime
 	}
 	return res, nil
+}
+
+// parallelPrepare is the number of input values (events, or a matrix's
+// or vector's numbers) from which a run prepares its samples on several
+// goroutines.
+const parallelPrepare = 1 << 16
+
+// inputValues counts the values of samples' inputs.
+func inputValues(samples []Sample) int {
+	n := 0
+	for _, x := range samples {
+		n += len(x.Events) + len(x.Vector)
+		for _, row := range x.Matrix {
+			n += len(row)
+		}
+	}
+	return n
 }
 
 // ports returns the sizes of the deployment's input and output.
@@ -200,15 +246,18 @@ func (d *Deployment) warnings() []string {
 // sample is one sample of a run, owned by a network worker once
 // admitted.
 type sample struct {
-	ctx      context.Context
-	output   *RunOutput
-	wg       *sync.WaitGroup
-	steps    int
-	t        int
-	vector   []float32
-	matrix   [][]float32
-	events   []SpikeEvent // sorted by step
-	next     int          // next event
+	ctx    context.Context
+	output *RunOutput
+	wg     *sync.WaitGroup
+	steps  int
+	t      int
+	vector []float32
+	matrix [][]float32
+	// An event sample's spikes, sorted by step and then input, each once:
+	// input is[k] at step ts[k].
+	ts       []int
+	is       []int32
+	next     int // next event
 	rate     bool
 	rng      *rand.Rand
 	spiking  bool
@@ -290,18 +339,34 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 			return nil, bad("the sample says %d timesteps, the request %d", x.Timesteps, s.steps)
 		}
 		s.steps = x.Timesteps
-		ev := make([]SpikeEvent, len(x.Events))
+		sorted, last := true, SpikeEvent{-1, -1}
 		for j, e := range x.Events {
-			if e.T < 0 || e.T >= s.steps {
+			if uint(e.T) >= uint(s.steps) {
 				return nil, bad("event %d is at step %d, outside [0, %d)", j, e.T, s.steps)
 			}
-			if e.I < 0 || e.I >= n {
+			if uint(e.I) >= uint(n) {
 				return nil, bad("event %d is on input %d, outside [0, %d)", j, e.I, n)
 			}
-			ev[j] = e
+			if e.T < last.T || e.T == last.T && e.I < last.I {
+				sorted = false
+			}
+			last = e
 		}
-		sortEvents(ev)
-		s.events = ev
+		ev := x.Events
+		if !sorted {
+			ev = slices.Clone(ev)
+			sortEvents(ev)
+		}
+		ts, is := make([]int, len(ev)), make([]int32, len(ev))
+		k := 0
+		for j, e := range ev {
+			if j > 0 && e == ev[j-1] {
+				continue // the same spike twice
+			}
+			ts[k], is[k] = e.T, int32(e.I)
+			k++
+		}
+		s.ts, s.is = ts[:k], is[:k]
 	}
 	if s.steps < 1 {
 		return nil, bad("the network has no timesteps per sample; give timesteps")
@@ -310,17 +375,22 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 	return s, nil
 }
 
-// sortEvents orders events by step in O(n log n), keeping their order
-// within a step; events usually come sorted, and are then left alone.
+// sortEvents orders events by step and, within a step, by input, in
+// O(n log n); events usually come sorted, and are then left alone.
 func sortEvents(ev []SpikeEvent) {
 	if !slices.IsSortedFunc(ev, byStep) {
-		slices.SortStableFunc(ev, byStep)
+		slices.SortFunc(ev, byStep)
 	}
 }
 
-// byStep orders events by step. A variable, so that a test can count
-// the comparisons a sort makes.
-var byStep = func(a, b SpikeEvent) int { return cmp.Compare(a.T, b.T) }
+// byStep orders events by step, then by input. A variable, so that a
+// test can count the comparisons a sort makes.
+var byStep = func(a, b SpikeEvent) int {
+	if c := cmp.Compare(a.T, b.T); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.I, b.I)
+}
 
 // input writes the sample's input for its current step into x.
 func (s *sample) input(x []float32) {
@@ -338,11 +408,24 @@ func (s *sample) input(x []float32) {
 		copy(x, s.matrix[s.t])
 	default:
 		clear(x)
-		for ; s.next < len(s.events) && s.events[s.next].T == s.t; s.next++ {
-			x[s.events[s.next].I] = 1
+		for _, i := range s.firing() {
+			x[i] = 1
 		}
 	}
 }
+
+// firing returns the inputs that spike at an event sample's current
+// step, in increasing order and each once, and moves past them.
+func (s *sample) firing() []int32 {
+	lo := s.next
+	for s.next < len(s.ts) && s.ts[s.next] == s.t {
+		s.next++
+	}
+	return s.is[lo:s.next]
+}
+
+// isEvents reports whether the sample is given as events.
+func (s *sample) isEvents() bool { return s.vector == nil && s.matrix == nil }
 
 // observe takes the output after the sample's step.
 func (s *sample) observe(y []float32) {
@@ -397,15 +480,20 @@ func (s *sample) fail(err error) {
 // for its timesteps, and a slot that finishes takes the next sample
 // between steps.
 type netWorker struct {
-	d        *Deployment
-	inst     hal.Instance
-	slots    []*sample
-	x        []float32
-	xs       [][]float32 // {x}, so that Step's variadic call allocates nothing
-	n, m     int
-	masker   hal.SlotMasker
-	on       []bool
-	active   int
+	d      *Deployment
+	inst   hal.Instance
+	slots  []*sample
+	x      []float32
+	xs     [][]float32 // {x}, so that Step's variadic call allocates nothing
+	n, m   int
+	masker hal.SlotMasker
+	on     []bool
+	active int
+	// stepper, when the instance has it, takes the input as spikes
+	// whenever every stepped sample is an event sample, each slot's in
+	// lists (slices of the samples' own).
+	stepper  hal.EventStepper
+	lists    [][]int32
 	probe    string // the output layer's neuron node, for membranes
 	sim      *snn.Simulator
 	stateBuf []float32
@@ -418,6 +506,9 @@ func newNetWorker(d *Deployment, in hal.Instance) *netWorker {
 	if ms, ok := in.(hal.SlotMasker); ok {
 		w.masker, w.on = ms, make([]bool, in.Batch())
 	}
+	if es, ok := in.(hal.EventStepper); ok && len(in.Inputs()) == 1 {
+		w.stepper, w.lists = es, make([][]int32, in.Batch())
+	}
 	if sr, ok := in.(interface{ Simulator() *snn.Simulator }); ok {
 		w.sim = sr.Simulator()
 	}
@@ -425,6 +516,9 @@ func newNetWorker(d *Deployment, in hal.Instance) *netWorker {
 }
 
 func (w *netWorker) setActive(n int) {
+	if n == w.active {
+		return
+	}
 	w.d.mu.Lock()
 	w.d.active += n - w.active
 	w.d.mu.Unlock()
@@ -471,10 +565,20 @@ func (w *netWorker) release(err error) {
 
 // step advances every active sample by one timestep.
 func (w *netWorker) step() error {
+	events := w.stepper != nil
+	for _, s := range w.slots {
+		if s != nil && !s.isEvents() {
+			events = false
+			break
+		}
+	}
 	active := 0
 	for i, s := range w.slots {
 		if w.on != nil {
 			w.on[i] = false
+		}
+		if events {
+			w.lists[i] = nil
 		}
 		if s == nil {
 			continue
@@ -483,7 +587,11 @@ func (w *netWorker) step() error {
 			w.slots[i] = nil
 			continue
 		}
-		s.input(w.x[i*w.n : (i+1)*w.n])
+		if events {
+			w.lists[i] = s.firing()
+		} else {
+			s.input(w.x[i*w.n : (i+1)*w.n])
+		}
 		if w.on != nil {
 			w.on[i] = true
 		}
@@ -499,7 +607,13 @@ func (w *netWorker) step() error {
 	}
 	before := w.inst.Counters()
 	t0 := time.Now()
-	if err := w.inst.Step(context.Background(), w.xs...); err != nil {
+	var err error
+	if events {
+		err = w.stepper.StepEvents(context.Background(), w.lists)
+	} else {
+		err = w.inst.Step(context.Background(), w.xs...)
+	}
+	if err != nil {
 		return err
 	}
 	took := time.Since(t0)

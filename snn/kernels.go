@@ -239,6 +239,40 @@ func gemvTGo(y, w, x []float32, ldw int) {
 	}
 }
 
+// gatherT adds a[k]·w[rows[k]·ldw : rows[k]·ldw+len(y)] to y for k in
+// order: the event-driven product of the active inputs rows, with
+// coefficients a, of a transposed weight matrix. Each y[c] takes one fused
+// multiply-add a row, as axpy a row gives, but y is read and written once
+// per block of columns instead of once a row.
+func gatherT(y, w, a []float32, rows []int32, ldw int) {
+	if len(rows) == 0 || len(y) == 0 {
+		return
+	}
+	a = a[:len(rows)]
+	last := int32(0)
+	for _, j := range rows {
+		if j < 0 {
+			panic("snn: gatherT: negative row")
+		}
+		last = max(last, j)
+	}
+	_ = w[int(last)*ldw+len(y)-1]
+	cols := 0
+	switch {
+	case isa == isaAVX512:
+		gatherTAVX512(&y[0], &w[0], &a[0], &rows[0], len(rows), ldw, len(y))
+		return
+	case isa == isaAVX2 && len(y) >= 8:
+		cols = len(y) &^ 7
+		gatherTAVX2(&y[0], &w[0], &a[0], &rows[0], len(rows), ldw, cols)
+	}
+	if cols < len(y) {
+		for k, j := range rows {
+			axpy(a[k], w[int(j)*ldw+cols:int(j)*ldw+len(y)], y[cols:])
+		}
+	}
+}
+
 // lifUpdate is the fused step of a uniform leaky (or integrating) neuron
 // with one or two inputs: u = fma(c, s, a·u) with s = x1, or (x1 + 0) + x2
 // as gatherInput sums two inputs from zero, and bit i of mask set where

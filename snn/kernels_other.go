@@ -15,6 +15,9 @@ func scalAVX512(a float32, y *float32, n int)           { panic("unreachable") }
 func nextAboveAVX512(u *float32, n int, th float32) int { panic("unreachable") }
 func gemvTAVX512(y, w, x *float32, nin, ldw, cols int)  { panic("unreachable") }
 
+func gatherTAVX2(y, w, a *float32, rows *int32, n, ldw, cols int)   { panic("unreachable") }
+func gatherTAVX512(y, w, a *float32, rows *int32, n, ldw, cols int) { panic("unreachable") }
+
 func gemvTBF16AVX512(y *float32, w *uint16, x *float32, nin, ldw, cols int) { panic("unreachable") }
 func axpyBF16AVX512(a float32, w *uint16, y *float32, n int)                { panic("unreachable") }
 func gemvTBF16AVX2(y *float32, w *uint16, x *float32, nin, ldw, cols int)   { panic("unreachable") }

@@ -154,3 +154,15 @@ func lifUpdateAVX512(a float32, c float32, th float32, u *float32, x1 *float32, 
 //
 //go:noescape
 func lifChainAVX512(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, mask *uint64)
+
+// gatherTAVX2 adds a[k]·w[rows[k]·ldw + c] to y[c] for c < cols, one fused
+// multiply-add a row, k in order. cols is a multiple of 8.
+//
+//go:noescape
+func gatherTAVX2(y *float32, w *float32, a *float32, rows *int32, n int, ldw int, cols int)
+
+// gatherTAVX512 adds a[k]·w[rows[k]·ldw + c] to y[c] for c < cols, one fused
+// multiply-add a row, k in order.
+//
+//go:noescape
+func gatherTAVX512(y *float32, w *float32, a *float32, rows *int32, n int, ldw int, cols int)

@@ -134,7 +134,8 @@ type linearOp struct {
 	colPtr    []int32   // sparse: column j is rows[colPtr[j]:colPtr[j+1]]
 	rows      []int32
 	vals      []float32
-	fanout    []int32 // non-zero weights per input
+	fanout    []int32   // non-zero weights per input
+	coef      []float32 // scratch, in: the values of one slot's active inputs (wt only)
 	bias      []float32
 	dense     []int // scratch: the slots whose input takes the dense path this step
 	groups    int   // the first 4·groups slots of dense run four at a time (gemm4T)
@@ -146,6 +147,18 @@ type linearOp struct {
 	lastOK   []bool
 	job      denseJob  // the column ranges shared with the pool
 	xi       []float32 // scratch: their inputs, interleaved four by four
+	// evSlots are the slots whose event-driven product (gatherT) is left
+	// to eventProduct, to share among the pool's workers; evWork counts
+	// their active inputs, and coefs (batch × in) holds their values.
+	evSlots []evSlot
+	evWork  int
+	coefs   []float32
+}
+
+// evSlot is one slot's event-driven product: its active inputs.
+type evSlot struct {
+	slot int
+	list []int32
 }
 
 func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precision) *linearOp {
@@ -193,7 +206,7 @@ func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precisio
 		}
 		return op
 	}
-	op.wt = make([]float32, nin*nout)
+	op.wt, op.coef = make([]float32, nin*nout), make([]float32, nin)
 	for r := 0; r < nout; r++ {
 		for j, v := range w.Data[r*nin : (r+1)*nin] {
 			op.wt[j*nout+r] = v
@@ -228,6 +241,7 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 	for _, src := range sn.srcs {
 		xs := src.buf(sn)
 		op.dense = op.dense[:0]
+		op.evSlots, op.evWork = op.evSlots[:0], 0
 		for slot := 0; slot < sn.batch; slot++ {
 			if s.idle(slot) {
 				continue
@@ -236,6 +250,12 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 			y := sn.out[slot*op.nout : (slot+1)*op.nout]
 			list, ok := s.eventList(src, sn, slot)
 			switch {
+			case ok && op.wt != nil && s.pool != nil && float64(len(list)) <= s.opts.EventFraction*float64(op.nin):
+				for _, j := range list {
+					c.SynapticOps += int64(op.fanout[j])
+				}
+				op.evSlots = append(op.evSlots, evSlot{slot, list})
+				op.evWork += len(list)
 			case ok && (op.colPtr != nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
 				c.SynapticOps += op.events(list, x, y)
 				if track {
@@ -251,9 +271,60 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 				op.dense = append(op.dense, slot)
 			}
 		}
+		if len(op.evSlots) > 0 {
+			op.eventProduct(s.pool, xs, sn.out)
+		}
 		if len(op.dense) > 0 {
 			op.denseProduct(s.pool, xs, sn.out)
 		}
+	}
+}
+
+// eventProduct runs the event-driven products of op.evSlots, sharing the
+// slots among the pool's workers when there are enough multiply-adds,
+// each part about the same number of active inputs. Each slot's sums are
+// those of events, whoever runs them.
+func (op *linearOp) eventProduct(p *pool, xs, ys []float32) {
+	if len(op.coefs) < len(xs) {
+		op.coefs = make([]float32, len(xs))
+	}
+	parts := 1
+	if op.evWork*op.nout >= parallelMin {
+		parts = min(p.n+1, len(op.evSlots))
+	}
+	if parts == 1 {
+		op.eventRange(xs, ys, 0, len(op.evSlots))
+		return
+	}
+	j := &op.job
+	j.reset()
+	j.tasks = j.tasks[:0]
+	own := -1 // the end of the stepping goroutine's part, the first
+	lo, done, part := 0, 0, 1
+	for k, e := range op.evSlots {
+		done += len(e.list)
+		if done*parts < part*op.evWork && k < len(op.evSlots)-1 {
+			continue // the part has less than its share
+		}
+		if own < 0 {
+			own = k + 1
+		} else {
+			j.tasks = append(j.tasks, denseTask{op: op, xs: xs, ys: ys, c0: lo, c1: k + 1, events: true})
+		}
+		lo, part = k+1, part+1
+	}
+	p.run(j, func() { op.eventRange(xs, ys, 0, own) })
+}
+
+// eventRange runs the event-driven products of op.evSlots[k0:k1].
+func (op *linearOp) eventRange(xs, ys []float32, k0, k1 int) {
+	for _, e := range op.evSlots[k0:k1] {
+		x := xs[e.slot*op.nin : (e.slot+1)*op.nin]
+		a := op.coefs[e.slot*op.nin:][:len(e.list)]
+		for k, j := range e.list {
+			a[k] = x[j]
+		}
+		gatherT(ys[e.slot*op.nout:(e.slot+1)*op.nout], op.wt, a, e.list, op.nout)
 	}
 }
 
@@ -295,7 +366,7 @@ func (op *linearOp) denseProduct(p *pool, xs, ys []float32) {
 	j.reset()
 	j.tasks = j.tasks[:0]
 	for i := 1; i < parts; i++ {
-		j.tasks = append(j.tasks, denseTask{op, xs, ys, i * per, min((i+1)*per, op.nout)})
+		j.tasks = append(j.tasks, denseTask{op: op, xs: xs, ys: ys, c0: i * per, c1: min((i+1)*per, op.nout)})
 	}
 	p.run(j, func() { op.denseRange(xs, ys, 0, min(per, op.nout)) })
 }
@@ -374,10 +445,15 @@ func (op *linearOp) events(list []int32, x, y []float32) int64 {
 		return ops
 	}
 	if op.wt != nil {
-		for _, j := range list {
-			axpy(x[j], op.wt[int(j)*op.nout:(int(j)+1)*op.nout], y)
+		if len(list) > len(op.coef) { // a list holds each input once
+			op.coef = make([]float32, len(list))
+		}
+		a := op.coef[:len(list)]
+		for k, j := range list {
+			a[k] = x[j]
 			ops += int64(op.fanout[j])
 		}
+		gatherT(y, op.wt, a, list, op.nout)
 		return ops
 	}
 	for _, j := range list {
@@ -435,6 +511,9 @@ type convOp struct {
 	// group), kernel position k, to output channel o of that group.
 	wk   []float32
 	bias []float32
+	// biasMap is the bias at every output (outC × outSp), what each step
+	// starts from: one copy instead of a fill per channel.
+	biasMap []float32
 }
 
 type convTap struct{ k, opos int32 }
@@ -474,6 +553,12 @@ func newConvOp(w *Tensor, bias []float32, in []int, stride, pad, dil [2]int, gro
 			}
 		}
 	}
+	if bias != nil {
+		op.biasMap = make([]float32, op.outC*op.outSp)
+		for o := 0; o < op.outC; o++ {
+			fill(op.biasMap[o*op.outSp:(o+1)*op.outSp], bias[o])
+		}
+	}
 	return op
 }
 
@@ -485,9 +570,7 @@ func (op *convOp) step(s *Simulator, sn *simNode, c *Counters) {
 		}
 		y := sn.out[slot*sn.n : (slot+1)*sn.n]
 		if op.bias != nil {
-			for o := 0; o < op.outC; o++ {
-				fill(y[o*op.outSp:(o+1)*op.outSp], op.bias[o])
-			}
+			copy(y, op.biasMap)
 		} else {
 			clear(y)
 		}

@@ -39,11 +39,13 @@ type pool struct {
 // spinFor is how long an idle worker polls before it parks.
 const spinFor = 100 * time.Microsecond
 
-// denseTask is one column range of a dense product over op.dense's slots.
+// denseTask is one column range of a dense product over op.dense's slots
+// or, with events, the event-driven products of op.evSlots[c0:c1].
 type denseTask struct {
 	op     *linearOp
 	xs, ys []float32
 	c0, c1 int
+	events bool
 }
 
 // denseJob is the column ranges of one product. Each linearOp reuses its
@@ -70,7 +72,11 @@ func (j *denseJob) work() {
 			continue
 		}
 		t := &j.tasks[i]
-		t.op.denseRange(t.xs, t.ys, t.c0, t.c1)
+		if t.events {
+			t.op.eventRange(t.xs, t.ys, t.c0, t.c1)
+		} else {
+			t.op.denseRange(t.xs, t.ys, t.c0, t.c1)
+		}
 		j.done.Add(1)
 	}
 }

@@ -95,7 +95,13 @@ func (c *Client) endpoint(path string, q url.Values) string {
 func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values, body any) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
+		var b []byte
+		var err error
+		if a, ok := body.(interface{ AppendJSON([]byte) ([]byte, error) }); ok {
+			b, err = a.AppendJSON(nil)
+		} else {
+			b, err = json.Marshal(body)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("client: encoding request: %w", err)
 		}

@@ -3,7 +3,11 @@ package wire
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
+	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 )
 
 // RunRequest runs samples through a network's deployment (POST
@@ -25,10 +29,116 @@ type EventSample struct {
 	Timesteps int      `json:"timesteps"`
 }
 
+// AppendJSON appends the request as json.Marshal writes it. The samples
+// of the kinds this package defines are written directly, without
+// encoding/json's check of what a MarshalJSON returns, which costs more
+// than writing them: a batch holds hundreds of thousands of events.
+func (r *RunRequest) AppendJSON(b []byte) ([]byte, error) {
+	size := 64
+	for _, x := range r.Inputs {
+		switch x := x.(type) {
+		case EventSample:
+			size += 32 + 12*len(x.Events)
+		case PackedEventSample:
+			size += 48 + len(x.Events)
+		default:
+			size += 64
+		}
+	}
+	b = slices.Grow(b, size)
+	b = append(b, `{"inputs":`...)
+	if r.Inputs == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		// A large batch is written in parts on as many goroutines as there
+		// are processors, each into its own buffer, joined in order.
+		parts := 1
+		if size >= parallelJSON {
+			parts = min(runtime.GOMAXPROCS(0), len(r.Inputs), 8)
+		}
+		if parts == 1 {
+			var err error
+			if b, err = appendInputs(b, r.Inputs, false); err != nil {
+				return nil, err
+			}
+		} else {
+			bufs, errs := make([][]byte, parts), make([]error, parts)
+			var wg sync.WaitGroup
+			n := len(r.Inputs)
+			for p := range parts {
+				lo, hi := p*n/parts, (p+1)*n/parts
+				wg.Go(func() {
+					bufs[p], errs[p] = appendInputs(make([]byte, 0, size/parts+64), r.Inputs[lo:hi], lo > 0)
+				})
+			}
+			wg.Wait()
+			for p := range parts {
+				if errs[p] != nil {
+					return nil, errs[p]
+				}
+				b = append(b, bufs[p]...)
+			}
+		}
+		b = append(b, ']')
+	}
+	rest, err := json.Marshal(struct {
+		Timesteps int      `json:"timesteps,omitempty"`
+		Record    []string `json:"record,omitempty"`
+		Model     string   `json:"model,omitempty"`
+		Seed      int64    `json:"seed,omitempty"`
+	}{r.Timesteps, r.Record, r.Model, r.Seed})
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) > 2 { // more than {}
+		b = append(b, ',')
+	}
+	return append(b, rest[1:]...), nil
+}
+
+// parallelJSON is the size of a request's JSON, in bytes, from which
+// AppendJSON writes its samples on several goroutines.
+const parallelJSON = 1 << 20
+
+// appendInputs appends the samples in inputs, comma-separated, and a
+// comma before the first when more is true.
+func appendInputs(b []byte, inputs []any, more bool) ([]byte, error) {
+	for k, x := range inputs {
+		if k > 0 || more {
+			b = append(b, ',')
+		}
+		switch x := x.(type) {
+		case EventSample:
+			b = x.appendJSON(b)
+			continue
+		case *EventSample:
+			if x != nil {
+				b = x.appendJSON(b)
+				continue
+			}
+		case PackedEventSample:
+			if x.Events == x.packed || plainBase64(x.Events) {
+				b = x.appendJSON(b)
+				continue
+			}
+		}
+		v, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, v...)
+	}
+	return b, nil
+}
+
 // MarshalJSON writes the sample as encoding/json would, without
 // reflection: a batch holds hundreds of thousands of events.
 func (s EventSample) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 32+len(s.Events)*12)
+	return s.appendJSON(make([]byte, 0, 32+len(s.Events)*12)), nil
+}
+
+func (s EventSample) appendJSON(b []byte) []byte {
 	b = append(b, `{"events":`...)
 	if s.Events == nil {
 		b = append(b, "null"...)
@@ -39,16 +149,32 @@ func (s EventSample) MarshalJSON() ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, '[')
-			b = strconv.AppendInt(b, int64(e[0]), 10)
+			b = appendInt(b, e[0])
 			b = append(b, ',')
-			b = strconv.AppendInt(b, int64(e[1]), 10)
+			b = appendInt(b, e[1])
 			b = append(b, ']')
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"timesteps":`...)
 	b = strconv.AppendInt(b, int64(s.Timesteps), 10)
-	return append(b, '}'), nil
+	return append(b, '}')
+}
+
+// appendInt appends v in decimal as strconv does, the common steps and
+// inputs, below 10,000, digit by digit.
+func appendInt(b []byte, v int) []byte {
+	switch {
+	case uint(v) < 10:
+		return append(b, byte('0'+v))
+	case uint(v) < 100:
+		return append(b, byte('0'+v/10), byte('0'+v%10))
+	case uint(v) < 1000:
+		return append(b, byte('0'+v/100), byte('0'+v/10%10), byte('0'+v%10))
+	case uint(v) < 10000:
+		return append(b, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
+	}
+	return strconv.AppendInt(b, int64(v), 10)
 }
 
 // Pack returns the sample in the compact form, PackedEventSample.
@@ -59,7 +185,8 @@ func (s EventSample) Pack() PackedEventSample {
 		binary.LittleEndian.PutUint32(b[8*k:], uint32(int32(e[0])))
 		binary.LittleEndian.PutUint32(b[8*k+4:], uint32(int32(e[1])))
 	}
-	return PackedEventSample{Events: base64.StdEncoding.EncodeToString(b), Timesteps: s.Timesteps}
+	text := base64.StdEncoding.EncodeToString(b)
+	return PackedEventSample{Events: text, Timesteps: s.Timesteps, packed: text}
 }
 
 // PackedEventSample is an EventSample in compact form: its events as
@@ -69,6 +196,39 @@ func (s EventSample) Pack() PackedEventSample {
 type PackedEventSample struct {
 	Events    string `json:"events_packed"`
 	Timesteps int    `json:"timesteps"`
+	// packed is the text Pack wrote, which AppendJSON need not check
+	// while Events is still it.
+	packed string
+}
+
+// plainBase64 reports whether s holds only standard base64's
+// characters, which JSON writes without escapes.
+func plainBase64(s string) bool {
+	var bad byte
+	for i := 0; i < len(s); i++ {
+		bad |= notBase64[s[i]]
+	}
+	return bad == 0
+}
+
+// notBase64 is 1 for the bytes standard base64 does not write.
+var notBase64 = func() (t [256]byte) {
+	for c := range t {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=') {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// appendJSON writes the sample as json.Marshal does, its Events being
+// plainBase64.
+func (s PackedEventSample) appendJSON(b []byte) []byte {
+	b = append(b, `{"events_packed":"`...)
+	b = append(b, s.Events...)
+	b = append(b, `","timesteps":`...)
+	b = strconv.AppendInt(b, int64(s.Timesteps), 10)
+	return append(b, '}')
 }
 
 // Run is the result of a run.

@@ -82,6 +82,16 @@ type SlotMasker interface {
 	SetActive(active []bool) error
 }
 
+// EventStepper is an optional ability of an Instance with one input:
+// stepping with that input given as spikes, per slot the indices that are
+// 1 this step in increasing order (every other is 0), so that a sparse
+// input costs what its spikes cost, not its size. The result is that of
+// Step with the equivalent dense input. A server checks for it at run
+// time and otherwise writes the dense input.
+type EventStepper interface {
+	StepEvents(ctx context.Context, events [][]int32) error
+}
+
 // Snapshotter is an optional ability of an Instance: saving one slot's
 // state, and putting a saved state into a slot of any instance of the
 // same program on the same device, which then steps on exactly as the

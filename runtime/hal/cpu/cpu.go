@@ -151,6 +151,15 @@ func (in *Instance) Step(ctx context.Context, inputs ...[]float32) error {
 	return in.sim.Step(inputs...)
 }
 
+// StepEvents advances the simulator with its input given as spikes
+// (hal.EventStepper).
+func (in *Instance) StepEvents(ctx context.Context, events [][]int32) error {
+	if in.closed {
+		return hal.ErrClosed
+	}
+	return in.sim.StepEvents(events)
+}
+
 // SetActive steps only the chosen slots (hal.SlotMasker).
 func (in *Instance) SetActive(active []bool) error { return in.sim.SetActive(active) }
 

@@ -149,12 +149,16 @@ func (g gen) ret() {
 // and cnt -= n; then on to exit. A loop that the caller knows runs at
 // most once (once) does not jump back.
 func (g gen) loop(label, exit string, cnt reg.Register, n int, once bool, body func()) {
+	imm := operand.Imm(uint64(n))
+	if n > 255 {
+		imm = operand.U32(n) // no 16-bit immediates
+	}
 	g.Label(label)
-	g.CMPQ(cnt, operand.Imm(uint64(n)))
+	g.CMPQ(cnt, imm)
 	g.JLT(operand.LabelRef(exit))
 	body()
-	g.ADDQ(operand.Imm(uint64(n)), reg.RAX)
-	g.SUBQ(operand.Imm(uint64(n)), cnt)
+	g.ADDQ(imm, reg.RAX)
+	g.SUBQ(imm, cnt)
 	if !once {
 		g.JMP(operand.LabelRef(label))
 	}

@@ -12,7 +12,9 @@
 //   - stream.go: the elementwise kernels (axpby, scal, nextAbove, axpy on
 //     narrow weights);
 //   - dense.go: the transposed products, one slot (gemvT) or four (gemm4T);
-//   - lif.go: the fused leaky-neuron updates (lifUpdate, lifChain).
+//   - lif.go: the fused leaky-neuron updates (lifUpdate, lifChain);
+//   - gather.go: the event-driven product of one slot's active inputs
+//     (gatherT).
 //
 // # Invariants
 //
@@ -108,4 +110,6 @@ func (g gen) kernels() {
 		g.lifUpdate(v)
 		g.lifChain(v)
 	}
+	g.gather(avx2, []int{8, 4, 1})
+	g.gather(avx512, []int{16, 8, 4, 1})
 }
