@@ -343,7 +343,7 @@ func TestReadBodyDoubles(t *testing.T) {
 			t.Fatalf("read %d bytes, %v", len(b), e)
 		}
 	})
-	if allocs > 40 { // 31 doubling, with the request's own; 58 growing by a quarter
+	if allocs > 40 && !raceEnabled { // 31 doubling, with the request's own; 58 growing by a quarter
 		t.Fatalf("%v allocations to read %d bytes", allocs, len(body))
 	}
 }
