@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -455,4 +456,107 @@ func TestPlainPrefix(t *testing.T) {
 			t.Fatalf("byte %#x: %d, want %d", c, got, want)
 		}
 	}
+}
+
+// checkInputParts reads body's inputs in parts, as the run endpoint
+// reads a large body, and holds the result to the serial reading: the
+// same samples, or the same first error.
+func checkInputParts(t *testing.T, body []byte) {
+	t.Helper()
+	var raw rawRun
+	if decodeRunBody(body, &raw) != nil || absent(raw.Inputs) {
+		return
+	}
+	if raw.Inputs[0] == '[' { // the offsets are where a serial walk finds each sample
+		s := &jsonScanner{b: raw.Inputs, i: 1}
+		var walk []int
+		for s.peek() != ']' {
+			walk = append(walk, s.i)
+			s.skip()
+			if s.peek() == ',' {
+				s.i++
+			}
+		}
+		if !reflect.DeepEqual(walk, raw.samples) && len(walk)+len(raw.samples) > 0 {
+			t.Fatalf("%q: samples start at %v, decodeRunBody says %v", body, walk, raw.samples)
+		}
+	}
+	const maxSamples = 4
+	want, wantErr := parseInputs(raw.Inputs, maxSamples)
+	for parts := 2; parts <= 5; parts++ {
+		got, gotErr := parseInputsInParts(raw.Inputs, raw.samples, maxSamples, parts)
+		if !reflect.DeepEqual(want, got) || !reflect.DeepEqual(wantErr, gotErr) {
+			t.Fatalf("%q in %d parts: %+v, %v; serially %+v, %v", body, parts, got, gotErr, want, wantErr)
+		}
+	}
+}
+
+// randomRunBody writes a run body of up to six samples of every form,
+// some of them wrong, with white space here and there.
+func randomRunBody(r *rand.Rand) []byte {
+	sp := func() string { return []string{"", "", " ", "\n\t "}[r.IntN(4)] }
+	var b strings.Builder
+	fmt.Fprintf(&b, `{%s"inputs"%s:%s[`, sp(), sp(), sp())
+	for k := range r.IntN(7) {
+		if k > 0 {
+			b.WriteString(sp() + "," + sp())
+		}
+		switch r.IntN(8) {
+		case 0, 1, 2:
+			fmt.Fprintf(&b, `{"timesteps":%d,"events":[`, r.IntN(4))
+			for j := range r.IntN(40) {
+				if j > 0 {
+					b.WriteString(",")
+				}
+				switch r.IntN(30) {
+				case 0:
+					fmt.Fprintf(&b, "[%d.5,%d]", r.IntN(9), r.IntN(9))
+				case 1:
+					fmt.Fprintf(&b, `[ %d , "%d" ]`, r.IntN(9), r.IntN(9))
+				case 2:
+					fmt.Fprintf(&b, "[%d]", r.IntN(9))
+				default:
+					fmt.Fprintf(&b, "[%d,%d]", r.IntN(100), r.IntN(700))
+				}
+			}
+			b.WriteString("]}")
+		case 3:
+			fmt.Fprintf(&b, `{"events_packed":"%s","timesteps":2}`, []string{"", "AAAAAAEAAAA=", "AAA", "!"}[r.IntN(4)])
+		case 4:
+			fmt.Fprintf(&b, "[%d,%s0.5%s,1e%d]", r.IntN(9), sp(), sp(), r.IntN(50))
+		case 5:
+			fmt.Fprintf(&b, "[[1,2],%s[%d],null]", sp(), r.IntN(9))
+		case 6:
+			b.WriteString([]string{"true", `"x"`, "null", "1", "{}", "[[1],2]"}[r.IntN(6)])
+		default:
+			b.WriteString("[]")
+		}
+	}
+	fmt.Fprintf(&b, "%s]%s}", sp(), sp())
+	return []byte(b.String())
+}
+
+// Read in parts, a run's inputs are the same samples, or the same first
+// error, as read in one.
+func TestInputPartsMatchSerial(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		checkInputParts(t, randomRunBody(r))
+	}
+	for _, body := range runBodySeeds {
+		checkInputParts(t, []byte(body))
+	}
+}
+
+func FuzzInputParts(f *testing.F) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20 {
+		f.Add(randomRunBody(r))
+	}
+	for _, body := range runBodySeeds {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkInputParts(t, body)
+	})
 }

@@ -184,6 +184,8 @@ type rawRun struct {
 	Record    json.RawMessage `json:"record"`
 	Model     json.RawMessage `json:"model"`
 	Seed      json.RawMessage `json:"seed"`
+
+	samples []int // where each of Inputs' samples starts in it, from decodeRunBody
 }
 
 // handleRun runs samples through a network's deployment (API.md,
@@ -364,7 +366,7 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.R
 	if absent(raw.Inputs) {
 		return nil, 0, 0, invalid("inputs", "missing_field", "inputs is required: an array of samples")
 	}
-	samples, e := parseInputs(raw.Inputs, s.opts.MaxRunSamples)
+	samples, e := parseInputsInParts(raw.Inputs, raw.samples, s.opts.MaxRunSamples, inputParts(len(raw.Inputs)))
 	if e != nil {
 		return nil, 0, 0, e
 	}
