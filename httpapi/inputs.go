@@ -33,6 +33,7 @@ type jsonScanner struct {
 	b     []byte
 	i     int
 	depth int
+	parts int // how many parts a run's inputs may be checked in (checkInParts)
 }
 
 // syntaxError reports malformed JSON at the scanner's offset, as
@@ -361,9 +362,15 @@ func (s *jsonScanner) object(field func(key string) *Error) *Error {
 
 // decodeRunBody reads a run's body into raw, as decodeObject would, but
 // leaves the inputs to parseInputs: raw.Inputs holds their bytes,
-// checked.
+// checked, and raw.samples where each sample starts in them.
 func decodeRunBody(b []byte, raw *rawRun) *Error {
-	s := &jsonScanner{b: b}
+	return decodeRunBodyInParts(b, raw, inputParts(len(b)))
+}
+
+// decodeRunBodyInParts is decodeRunBody checking the inputs in up to
+// parts parts (checkInParts).
+func decodeRunBodyInParts(b []byte, raw *rawRun, parts int) *Error {
+	s := &jsonScanner{b: b, parts: parts}
 	if c := s.peek(); c != '{' && c != 0 {
 		if v, e := s.value(); e == nil {
 			return invalid("", "invalid_json", "the request body must be a JSON object, not %s", kindOf(v))
@@ -411,13 +418,106 @@ func (s *jsonScanner) inputs(samples *[]int) ([]byte, *Error) {
 		return s.value()
 	}
 	start := s.i
-	if e := s.composite('[', samples); e != nil {
-		return nil, e
+	if !s.checkInParts(samples) {
+		s.i, *samples = start, (*samples)[:0]
+		if e := s.composite('[', samples); e != nil {
+			return nil, e
+		}
 	}
 	for k := range *samples {
 		(*samples)[k] -= start
 	}
 	return s.b[start:s.i], nil
+}
+
+// checkInParts checks the array at the scanner as composite does, with
+// the same offsets in starts, but in up to s.parts parts on goroutines
+// of their own. A part starts at an element found by looking for "},{"
+// (the samples of a body a client wrote compactly) near its share of the
+// bytes, and holds whole elements separated by commas up to the next
+// part: then the parts together are the array composite would accept.
+// ok is false, with the scanner and starts left as they were, when the
+// array is small, no such place is found, or any part fails (which may
+// be a wrong guess as well as bad JSON): composite then checks it, and
+// names the first error as it always has.
+func (s *jsonScanner) checkInParts(starts *[]int) (ok bool) {
+	first := s.i + 1
+	for first < len(s.b) && (s.b[first] == ' ' || s.b[first] == '\t' || s.b[first] == '\r' || s.b[first] == '\n') {
+		first++
+	}
+	if s.parts < 2 || s.depth+1 > maxDepth || first >= len(s.b) || s.b[first] == ']' {
+		return false
+	}
+	rest := len(s.b) - first
+	cuts := []int{first}
+	for p := 1; p < s.parts; p++ {
+		lo := max(first+p*rest/s.parts, cuts[len(cuts)-1]+1)
+		hi := min(first+(p+1)*rest/s.parts+2, len(s.b))
+		if lo >= hi {
+			continue
+		}
+		if j := bytes.Index(s.b[lo:hi], []byte("},{")); j >= 0 {
+			cuts = append(cuts, lo+j+2)
+		}
+	}
+	if len(cuts) < 2 {
+		return false
+	}
+	found := make([][]int, len(cuts))
+	oks := make([]bool, len(cuts))
+	var wg sync.WaitGroup
+	for k := range len(cuts) - 1 {
+		wg.Go(func() {
+			p := &jsonScanner{b: s.b, i: cuts[k], depth: s.depth + 1}
+			found[k], oks[k] = p.elements(cuts[k+1])
+		})
+	}
+	last := &jsonScanner{b: s.b, i: cuts[len(cuts)-1], depth: s.depth + 1}
+	found[len(cuts)-1], oks[len(cuts)-1] = last.elements(-1)
+	wg.Wait()
+	for _, ok := range oks {
+		if !ok {
+			return false
+		}
+	}
+	for _, f := range found {
+		*starts = append(*starts, f...)
+	}
+	s.i = last.i
+	return true
+}
+
+// elements checks an array's elements from the scanner's position, as
+// composite does, and returns where each starts: up to the comma before
+// end, or to the array's closing bracket when end is -1. ok is false
+// when they do not end there.
+func (s *jsonScanner) elements(end int) (starts []int, ok bool) {
+	for {
+		s.ws()
+		starts = append(starts, s.i)
+		if next := skipCompactPair(s.b, s.i); next > 0 && s.depth < maxDepth {
+			s.i = next
+		} else if _, e := s.value(); e != nil {
+			return nil, false
+		}
+		if end >= 0 && s.i >= end {
+			return nil, false
+		}
+		switch s.peek() {
+		case ',':
+			if s.i++; s.i == end {
+				return starts, true
+			}
+		case ']':
+			if end < 0 {
+				s.i++
+				return starts, true
+			}
+			return nil, false
+		default:
+			return nil, false
+		}
+	}
 }
 
 // parseInputs reads a run's inputs (checked JSON): an array of samples,

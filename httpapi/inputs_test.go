@@ -458,13 +458,20 @@ func TestPlainPrefix(t *testing.T) {
 	}
 }
 
-// checkInputParts reads body's inputs in parts, as the run endpoint
-// reads a large body, and holds the result to the serial reading: the
-// same samples, or the same first error.
+// checkInputParts checks and reads body's inputs in parts, as the run
+// endpoint does a large body's, and holds the result to doing it in one:
+// the same fields and samples, or the same first error.
 func checkInputParts(t *testing.T, body []byte) {
 	t.Helper()
 	var raw rawRun
-	if decodeRunBody(body, &raw) != nil || absent(raw.Inputs) {
+	err := decodeRunBodyInParts(body, &raw, 1)
+	for parts := 2; parts <= 5; parts++ {
+		var got rawRun
+		if e := decodeRunBodyInParts(body, &got, parts); !reflect.DeepEqual(e, err) || !reflect.DeepEqual(got, raw) {
+			t.Fatalf("%q checked in %d parts: %+v, %v; in one %+v, %v", body, parts, got, e, raw, err)
+		}
+	}
+	if err != nil || absent(raw.Inputs) {
 		return
 	}
 	if raw.Inputs[0] == '[' { // the offsets are where a serial walk finds each sample
@@ -527,13 +534,17 @@ func randomRunBody(r *rand.Rand) []byte {
 		case 5:
 			fmt.Fprintf(&b, "[[1,2],%s[%d],null]", sp(), r.IntN(9))
 		case 6:
-			b.WriteString([]string{"true", `"x"`, "null", "1", "{}", "[[1],2]"}[r.IntN(6)])
+			b.WriteString([]string{"true", `"x"`, "null", "1", "{}", "[[1],2]", `{"timesteps":1,"s":"},{","events":[]}`, `{"timesteps":1,"x":[{},{}],"events":[]}`}[r.IntN(8)])
 		default:
 			b.WriteString("[]")
 		}
 	}
 	fmt.Fprintf(&b, "%s]%s}", sp(), sp())
-	return []byte(b.String())
+	body := []byte(b.String())
+	if r.IntN(4) == 0 { // a syntax error, or not
+		body[r.IntN(len(body))] = "{}[],:\" 1x"[r.IntN(9)]
+	}
+	return body
 }
 
 // Read in parts, a run's inputs are the same samples, or the same first
