@@ -386,7 +386,7 @@ func decodeRunBodyInParts(b []byte, raw *rawRun, parts int) *Error {
 			e *Error
 		)
 		if strings.EqualFold(key, "inputs") {
-			v, e = s.inputs(&raw.samples)
+			v, e = s.inputs(raw)
 		} else {
 			v, e = s.value()
 		}
@@ -410,15 +410,17 @@ func decodeRunBodyInParts(b []byte, raw *rawRun, parts int) *Error {
 }
 
 // inputs checks the value of a body's inputs, as value does, and
-// returns its bytes; when it is an array, samples gets the offset in
-// them of each of its elements, for parseInputsInParts.
-func (s *jsonScanner) inputs(samples *[]int) ([]byte, *Error) {
-	*samples = (*samples)[:0]
+// returns its bytes; when it is an array, raw.samples gets the offset in
+// them of each of its elements, and raw.read what checkInParts read of
+// them, for parseInputsInParts.
+func (s *jsonScanner) inputs(raw *rawRun) ([]byte, *Error) {
+	samples := &raw.samples
+	*samples, raw.read = (*samples)[:0], nil
 	if s.peek() != '[' {
 		return s.value()
 	}
 	start := s.i
-	if !s.checkInParts(samples) {
+	if !s.checkInParts(samples, &raw.read) {
 		s.i, *samples = start, (*samples)[:0]
 		if e := s.composite('[', samples); e != nil {
 			return nil, e
@@ -436,11 +438,13 @@ func (s *jsonScanner) inputs(samples *[]int) ([]byte, *Error) {
 // (the samples of a body a client wrote compactly) near its share of the
 // bytes, and holds whole elements separated by commas up to the next
 // part: then the parts together are the array composite would accept.
-// ok is false, with the scanner and starts left as they were, when the
+// The compact event samples it reads as it checks them, into read (see
+// elements). ok is false, with the scanner, starts and read left as they
+// were, when the
 // array is small, no such place is found, or any part fails (which may
 // be a wrong guess as well as bad JSON): composite then checks it, and
 // names the first error as it always has.
-func (s *jsonScanner) checkInParts(starts *[]int) (ok bool) {
+func (s *jsonScanner) checkInParts(starts *[]int, read *[]runtime.Sample) (ok bool) {
 	first := s.i + 1
 	for first < len(s.b) && (s.b[first] == ' ' || s.b[first] == '\t' || s.b[first] == '\r' || s.b[first] == '\n') {
 		first++
@@ -464,24 +468,26 @@ func (s *jsonScanner) checkInParts(starts *[]int) (ok bool) {
 		return false
 	}
 	found := make([][]int, len(cuts))
+	samples := make([][]runtime.Sample, len(cuts))
 	oks := make([]bool, len(cuts))
 	var wg sync.WaitGroup
 	for k := range len(cuts) - 1 {
 		wg.Go(func() {
 			p := &jsonScanner{b: s.b, i: cuts[k], depth: s.depth + 1}
-			found[k], oks[k] = p.elements(cuts[k+1])
+			found[k], samples[k], oks[k] = p.elements(cuts[k+1])
 		})
 	}
 	last := &jsonScanner{b: s.b, i: cuts[len(cuts)-1], depth: s.depth + 1}
-	found[len(cuts)-1], oks[len(cuts)-1] = last.elements(-1)
+	found[len(cuts)-1], samples[len(cuts)-1], oks[len(cuts)-1] = last.elements(-1)
 	wg.Wait()
 	for _, ok := range oks {
 		if !ok {
 			return false
 		}
 	}
-	for _, f := range found {
-		*starts = append(*starts, f...)
+	for k := range found {
+		*starts = append(*starts, found[k]...)
+		*read = append(*read, samples[k]...)
 	}
 	s.i = last.i
 	return true
@@ -490,32 +496,105 @@ func (s *jsonScanner) checkInParts(starts *[]int) (ok bool) {
 // elements checks an array's elements from the scanner's position, as
 // composite does, and returns where each starts: up to the comma before
 // end, or to the array's closing bracket when end is -1. ok is false
-// when they do not end there.
-func (s *jsonScanner) elements(end int) (starts []int, ok bool) {
+// when they do not end there. The compact event samples among them it
+// also reads (compactEventSample), into read; the others are left zero
+// there.
+func (s *jsonScanner) elements(end int) (starts []int, read []runtime.Sample, ok bool) {
 	for {
 		s.ws()
 		starts = append(starts, s.i)
-		if next := skipCompactPair(s.b, s.i); next > 0 && s.depth < maxDepth {
+		x, compact := s.compactEventSample()
+		read = append(read, x)
+		if compact {
+			// checked and read in one pass
+		} else if next := skipCompactPair(s.b, s.i); next > 0 && s.depth < maxDepth {
 			s.i = next
 		} else if _, e := s.value(); e != nil {
-			return nil, false
+			return nil, nil, false
 		}
 		if end >= 0 && s.i >= end {
-			return nil, false
+			return nil, nil, false
 		}
 		switch s.peek() {
 		case ',':
 			if s.i++; s.i == end {
-				return starts, true
+				return starts, read, true
 			}
 		case ']':
 			if end < 0 {
 				s.i++
-				return starts, true
+				return starts, read, true
 			}
-			return nil, false
+			return nil, nil, false
 		default:
-			return nil, false
+			return nil, nil, false
+		}
+	}
+}
+
+// compactEventSample checks and reads at the scanner the event sample a
+// client writes compactly, {"timesteps":T,"events":[[t,i],...]} with the
+// two keys once each in either order, and T and the events whole numbers
+// of at most 9 digits without signs, spaces or leading zeros, T at least
+// 1: the same sample as sample reads there, in one pass over the bytes.
+// ok is false, with the scanner where it was, for anything else, which
+// value checks and sample reads.
+func (s *jsonScanner) compactEventSample() (x runtime.Sample, ok bool) {
+	const steps, events = `"timesteps":`, `"events":[`
+	b, start := s.b, s.i
+	i := start + 1
+	if start >= len(b) || b[start] != '{' {
+		return x, false
+	}
+	for {
+		switch {
+		case x.Timesteps == 0 && bytes.HasPrefix(b[i:], []byte(steps)):
+			i += len(steps)
+			d := 0
+			for ; i < len(b) && b[i] >= '0' && b[i] <= '9' && d < 10; i++ {
+				x.Timesteps = x.Timesteps*10 + int(b[i]-'0')
+				d++
+			}
+			if d == 0 || d > 9 || b[i-d] == '0' {
+				return runtime.Sample{}, false
+			}
+		case x.Events == nil && bytes.HasPrefix(b[i:], []byte(events)):
+			s.i = i + len(events)
+			x.Events = make([]runtime.SpikeEvent, 0, s.eventsHint())
+			i = s.i
+			for i < len(b) && b[i] != ']' {
+				ev, next, ok := compactPair(b, i)
+				if !ok || next >= len(b) || b[next] != ',' && b[next] != ']' {
+					s.i = start
+					return runtime.Sample{}, false
+				}
+				x.Events = append(x.Events, ev)
+				if i = next; b[i] == ',' {
+					if i++; i < len(b) && b[i] == ']' { // [0,1],]
+						s.i = start
+						return runtime.Sample{}, false
+					}
+				}
+			}
+			i++
+			s.i = start
+		default:
+			return runtime.Sample{}, false
+		}
+		if i >= len(b) {
+			return runtime.Sample{}, false
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case '}':
+			if x.Timesteps == 0 || x.Events == nil {
+				return runtime.Sample{}, false
+			}
+			s.i = i + 1
+			return x, true
+		default:
+			return runtime.Sample{}, false
 		}
 	}
 }
@@ -560,8 +639,8 @@ func parseInputs(raw []byte, maxSamples int) ([]runtime.Sample, *Error) {
 // same samples or the same first error in sample order, but in up to
 // parts parts on goroutines of their own: starts holds the offset of
 // each sample in raw, as decodeRunBody found them while it checked the
-// body.
-func parseInputsInParts(raw []byte, starts []int, maxSamples, parts int) ([]runtime.Sample, *Error) {
+// body, and read the samples it read then (those not zero).
+func parseInputsInParts(raw []byte, starts []int, read []runtime.Sample, maxSamples, parts int) ([]runtime.Sample, *Error) {
 	n := len(starts)
 	parts = min(parts, n)
 	if parts < 2 || n > maxSamples || len(raw) == 0 || raw[0] != '[' {
@@ -582,6 +661,10 @@ func parseInputsInParts(raw []byte, starts []int, maxSamples, parts int) ([]runt
 		wg.Go(func() {
 			s := &jsonScanner{b: raw}
 			for k := from; k < hi; k++ {
+				if k < len(read) && read[k].Events != nil {
+					samples[k] = read[k]
+					continue
+				}
 				s.i = starts[k]
 				x, e := s.sample(fmt.Sprintf("inputs[%d]", k))
 				if e != nil {
@@ -774,9 +857,10 @@ func (s *jsonScanner) eventsHint() int {
 }
 
 // compactPair reads at b[i:] the event nearly every client writes, [t,i]
-// of two whole numbers of at most 9 digits without signs or spaces, and
-// returns the index after it; ok is false for anything else, which pair
-// and readEvent read. What it reads, pair reads the same.
+// of two whole numbers of at most 9 digits without signs, spaces or
+// leading zeros, and returns the index after it; ok is false for
+// anything else, which pair and readEvent read. What it reads is valid
+// JSON, and pair reads the same.
 func compactPair(b []byte, i int) (ev runtime.SpikeEvent, next int, ok bool) {
 	if i >= len(b) || b[i] != '[' {
 		return ev, i, false
@@ -794,7 +878,7 @@ func compactPair(b []byte, i int) (ev runtime.SpikeEvent, next int, ok bool) {
 			i++
 			d++
 		}
-		if d == 0 || i >= len(b) || b[i] != end {
+		if d == 0 || d > 1 && b[i-d] == '0' || i >= len(b) || b[i] != end {
 			return ev, i, false
 		}
 		i++

@@ -463,12 +463,28 @@ func TestPlainPrefix(t *testing.T) {
 // the same fields and samples, or the same first error.
 func checkInputParts(t *testing.T, body []byte) {
 	t.Helper()
+	const maxSamples = 4
 	var raw rawRun
 	err := decodeRunBodyInParts(body, &raw, 1)
+	var want []runtime.Sample
+	var wantErr *Error
+	if err == nil && !absent(raw.Inputs) {
+		want, wantErr = parseInputs(raw.Inputs, maxSamples)
+	}
 	for parts := 2; parts <= 5; parts++ {
 		var got rawRun
-		if e := decodeRunBodyInParts(body, &got, parts); !reflect.DeepEqual(e, err) || !reflect.DeepEqual(got, raw) {
+		e := decodeRunBodyInParts(body, &got, parts)
+		read := got.read
+		got.read = nil
+		if !reflect.DeepEqual(e, err) || !reflect.DeepEqual(got, raw) {
 			t.Fatalf("%q checked in %d parts: %+v, %v; in one %+v, %v", body, parts, got, e, raw, err)
+		}
+		if e != nil || absent(got.Inputs) {
+			continue
+		}
+		samples, sErr := parseInputsInParts(got.Inputs, got.samples, read, maxSamples, parts)
+		if !reflect.DeepEqual(want, samples) || !reflect.DeepEqual(wantErr, sErr) {
+			t.Fatalf("%q checked and read in %d parts: %+v, %v; serially %+v, %v", body, parts, samples, sErr, want, wantErr)
 		}
 	}
 	if err != nil || absent(raw.Inputs) {
@@ -488,10 +504,8 @@ func checkInputParts(t *testing.T, body []byte) {
 			t.Fatalf("%q: samples start at %v, decodeRunBody says %v", body, walk, raw.samples)
 		}
 	}
-	const maxSamples = 4
-	want, wantErr := parseInputs(raw.Inputs, maxSamples)
 	for parts := 2; parts <= 5; parts++ {
-		got, gotErr := parseInputsInParts(raw.Inputs, raw.samples, maxSamples, parts)
+		got, gotErr := parseInputsInParts(raw.Inputs, raw.samples, nil, maxSamples, parts)
 		if !reflect.DeepEqual(want, got) || !reflect.DeepEqual(wantErr, gotErr) {
 			t.Fatalf("%q in %d parts: %+v, %v; serially %+v, %v", body, parts, got, gotErr, want, wantErr)
 		}
@@ -510,12 +524,22 @@ func randomRunBody(r *rand.Rand) []byte {
 		}
 		switch r.IntN(8) {
 		case 0, 1, 2:
-			fmt.Fprintf(&b, `{"timesteps":%d,"events":[`, r.IntN(4))
+			steps := fmt.Sprintf(`"timesteps":%s`, []string{"0", "1", "3", "03", "1e0", "2.5", "1234567890", "123456789"}[r.IntN(8)])
+			stepsFirst := r.IntN(2) == 0
+			if stepsFirst {
+				fmt.Fprintf(&b, `{%s,"events":[`, steps)
+			} else {
+				b.WriteString(`{"events":[`)
+			}
 			for j := range r.IntN(40) {
 				if j > 0 {
 					b.WriteString(",")
 				}
-				switch r.IntN(30) {
+				switch r.IntN(40) {
+				case 3:
+					fmt.Fprintf(&b, "[0%d,%d]", r.IntN(9), r.IntN(9))
+				case 4:
+					fmt.Fprintf(&b, "[%d,1234567890]", r.IntN(9))
 				case 0:
 					fmt.Fprintf(&b, "[%d.5,%d]", r.IntN(9), r.IntN(9))
 				case 1:
@@ -526,7 +550,10 @@ func randomRunBody(r *rand.Rand) []byte {
 					fmt.Fprintf(&b, "[%d,%d]", r.IntN(100), r.IntN(700))
 				}
 			}
-			b.WriteString("]}")
+			if b.WriteString("]"); !stepsFirst && r.IntN(8) > 0 {
+				b.WriteString("," + steps)
+			}
+			b.WriteString("}")
 		case 3:
 			fmt.Fprintf(&b, `{"events_packed":"%s","timesteps":2}`, []string{"", "AAAAAAEAAAA=", "AAA", "!"}[r.IntN(4)])
 		case 4:
@@ -547,6 +574,19 @@ func randomRunBody(r *rand.Rand) []byte {
 	return body
 }
 
+// Bodies of compactly written samples, some almost so.
+var compactSampleSeeds = []string{
+	`{"inputs":[{"timesteps":1,"events":[[0,1],]},{"timesteps":1,"events":[]}]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1,"events":[[0,1]`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1,"events":[[0,1]]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1,"timesteps":2,"events":[]}]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"events":[],"events":[[1,1]],"timesteps":2}]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1,"events":[[0,1]]}],"inputs":[[1]]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1}]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"events":[[0,1]]}]}`,
+	`{"inputs":[{"timesteps":7,"events":[[0,1],[6,0]]},{"events":[[0,1]],"timesteps":9},{"timesteps":2,"events":[[123456789,0]]}]}`,
+}
+
 // Read in parts, a run's inputs are the same samples, or the same first
 // error, as read in one.
 func TestInputPartsMatchSerial(t *testing.T) {
@@ -554,8 +594,21 @@ func TestInputPartsMatchSerial(t *testing.T) {
 	for range 3000 {
 		checkInputParts(t, randomRunBody(r))
 	}
-	for _, body := range runBodySeeds {
+	for _, body := range append(runBodySeeds, compactSampleSeeds...) {
 		checkInputParts(t, []byte(body))
+	}
+}
+
+// What compactPair reads is JSON: an array that value checks to the same
+// end.
+func TestCompactPairIsJSON(t *testing.T) {
+	for _, in := range []string{"[0,0]", "[01,2]", "[1,00]", "[10,0]", "[123456789,1]", "[1,2]]"} {
+		_, next, ok := compactPair([]byte(in), 0)
+		s := &jsonScanner{b: []byte(in)}
+		_, e := s.value()
+		if ok && (e != nil || s.i != next) {
+			t.Errorf("%q: compactPair reads it up to %d, value %d (%v)", in, next, s.i, e)
+		}
 	}
 }
 
@@ -564,7 +617,7 @@ func FuzzInputParts(f *testing.F) {
 	for range 20 {
 		f.Add(randomRunBody(r))
 	}
-	for _, body := range runBodySeeds {
+	for _, body := range append(runBodySeeds, compactSampleSeeds...) {
 		f.Add([]byte(body))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

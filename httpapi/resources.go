@@ -185,7 +185,8 @@ type rawRun struct {
 	Model     json.RawMessage `json:"model"`
 	Seed      json.RawMessage `json:"seed"`
 
-	samples []int // where each of Inputs' samples starts in it, from decodeRunBody
+	samples []int            // where each of Inputs' samples starts in it, from decodeRunBody
+	read    []runtime.Sample // those of them decodeRunBody read as it checked them, or zero
 }
 
 // handleRun runs samples through a network's deployment (API.md,
@@ -366,7 +367,7 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.R
 	if absent(raw.Inputs) {
 		return nil, 0, 0, invalid("inputs", "missing_field", "inputs is required: an array of samples")
 	}
-	samples, e := parseInputsInParts(raw.Inputs, raw.samples, s.opts.MaxRunSamples, inputParts(len(raw.Inputs)))
+	samples, e := parseInputsInParts(raw.Inputs, raw.samples, raw.read, s.opts.MaxRunSamples, inputParts(len(raw.Inputs)))
 	if e != nil {
 		return nil, 0, 0, e
 	}
