@@ -34,6 +34,9 @@ type jsonScanner struct {
 	i     int
 	depth int
 	parts int // how many parts a run's inputs may be checked in (checkInParts)
+	// maxSamples is how many samples of a run's inputs are recorded
+	// (inputs): for more, none are, and parseInputs counts them.
+	maxSamples int
 }
 
 // syntaxError reports malformed JSON at the scanner's offset, as
@@ -124,7 +127,11 @@ func (s *jsonScanner) composite(open byte, starts *[]int) *Error {
 		}
 		if starts != nil {
 			s.ws()
-			*starts = append(*starts, s.i)
+			if len(*starts) < s.maxSamples {
+				*starts = append(*starts, s.i)
+			} else {
+				*starts, starts = nil, nil // too many to record
+			}
 		}
 		if next := skipCompactPair(s.b, s.i); open == '[' && next > 0 && s.depth < maxDepth {
 			s.i = next // an event, the most common value of all
@@ -362,15 +369,16 @@ func (s *jsonScanner) object(field func(key string) *Error) *Error {
 
 // decodeRunBody reads a run's body into raw, as decodeObject would, but
 // leaves the inputs to parseInputs: raw.Inputs holds their bytes,
-// checked, and raw.samples where each sample starts in them.
+// checked, and raw.samples where each sample starts in them, when there
+// are at most DefaultMaxRunSamples.
 func decodeRunBody(b []byte, raw *rawRun) *Error {
-	return decodeRunBodyInParts(b, raw, inputParts(len(b)))
+	return decodeRunBodyInParts(b, raw, inputParts(len(b)), DefaultMaxRunSamples)
 }
 
 // decodeRunBodyInParts is decodeRunBody checking the inputs in up to
-// parts parts (checkInParts).
-func decodeRunBodyInParts(b []byte, raw *rawRun, parts int) *Error {
-	s := &jsonScanner{b: b, parts: parts}
+// parts parts (checkInParts), and recording at most maxSamples samples.
+func decodeRunBodyInParts(b []byte, raw *rawRun, parts, maxSamples int) *Error {
+	s := &jsonScanner{b: b, parts: parts, maxSamples: maxSamples}
 	if c := s.peek(); c != '{' && c != 0 {
 		if v, e := s.value(); e == nil {
 			return invalid("", "invalid_json", "the request body must be a JSON object, not %s", kindOf(v))
@@ -473,15 +481,16 @@ func (s *jsonScanner) checkInParts(starts *[]int, read *[]runtime.Sample) (ok bo
 	var wg sync.WaitGroup
 	for k := range len(cuts) - 1 {
 		wg.Go(func() {
-			p := &jsonScanner{b: s.b, i: cuts[k], depth: s.depth + 1}
+			p := &jsonScanner{b: s.b, i: cuts[k], depth: s.depth + 1, maxSamples: s.maxSamples}
 			found[k], samples[k], oks[k] = p.elements(cuts[k+1])
 		})
 	}
-	last := &jsonScanner{b: s.b, i: cuts[len(cuts)-1], depth: s.depth + 1}
+	last := &jsonScanner{b: s.b, i: cuts[len(cuts)-1], depth: s.depth + 1, maxSamples: s.maxSamples}
 	found[len(cuts)-1], samples[len(cuts)-1], oks[len(cuts)-1] = last.elements(-1)
 	wg.Wait()
-	for _, ok := range oks {
-		if !ok {
+	n := 0
+	for k, ok := range oks {
+		if n += len(found[k]); !ok || n > s.maxSamples {
 			return false
 		}
 	}
@@ -496,11 +505,14 @@ func (s *jsonScanner) checkInParts(starts *[]int, read *[]runtime.Sample) (ok bo
 // elements checks an array's elements from the scanner's position, as
 // composite does, and returns where each starts: up to the comma before
 // end, or to the array's closing bracket when end is -1. ok is false
-// when they do not end there. The compact event samples among them it
-// also reads (compactEventSample), into read; the others are left zero
-// there.
+// when they do not end there, or there are more than s.maxSamples. The
+// compact event samples among them it also reads (compactEventSample),
+// into read; the others are left zero there.
 func (s *jsonScanner) elements(end int) (starts []int, read []runtime.Sample, ok bool) {
 	for {
+		if len(starts) == s.maxSamples {
+			return nil, nil, false
+		}
 		s.ws()
 		starts = append(starts, s.i)
 		x, compact := s.compactEventSample()

@@ -465,7 +465,7 @@ func checkInputParts(t *testing.T, body []byte) {
 	t.Helper()
 	const maxSamples = 4
 	var raw rawRun
-	err := decodeRunBodyInParts(body, &raw, 1)
+	err := decodeRunBodyInParts(body, &raw, 1, maxSamples)
 	var want []runtime.Sample
 	var wantErr *Error
 	if err == nil && !absent(raw.Inputs) {
@@ -473,7 +473,7 @@ func checkInputParts(t *testing.T, body []byte) {
 	}
 	for parts := 2; parts <= 5; parts++ {
 		var got rawRun
-		e := decodeRunBodyInParts(body, &got, parts)
+		e := decodeRunBodyInParts(body, &got, parts, maxSamples)
 		read := got.read
 		got.read = nil
 		if !reflect.DeepEqual(e, err) || !reflect.DeepEqual(got, raw) {
@@ -499,6 +499,9 @@ func checkInputParts(t *testing.T, body []byte) {
 			if s.peek() == ',' {
 				s.i++
 			}
+		}
+		if len(walk) > maxSamples {
+			walk = nil // too many to record
 		}
 		if !reflect.DeepEqual(walk, raw.samples) && len(walk)+len(raw.samples) > 0 {
 			t.Fatalf("%q: samples start at %v, decodeRunBody says %v", body, walk, raw.samples)
@@ -623,4 +626,20 @@ func FuzzInputParts(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkInputParts(t, body)
 	})
+}
+
+// A body of more samples than a run may hold records none of them, so
+// that a body of many small samples asks for no more memory than a few.
+func TestRunBodyRecordsFewSamples(t *testing.T) {
+	body := []byte(`{"inputs":[` + strings.Repeat(`{"timesteps":1,"events":[]},`, 999) + `{"timesteps":1,"events":[]}]}`)
+	for parts := 1; parts <= 3; parts++ {
+		var raw rawRun
+		if e := decodeRunBodyInParts(body, &raw, parts, 4); e != nil || raw.samples != nil || raw.read != nil {
+			t.Fatalf("in %d parts: %v, %d samples recorded and %d read", parts, e, len(raw.samples), len(raw.read))
+		}
+		_, e := parseInputsInParts(raw.Inputs, raw.samples, raw.read, 4, parts)
+		if e == nil || e.Message != "inputs has 1000 samples; 1 to 4 are allowed" {
+			t.Fatalf("in %d parts: %v", parts, e)
+		}
+	}
 }

@@ -329,7 +329,7 @@ func (s *Server) reserveRun(w http.ResponseWriter, r *http.Request, n int64) int
 // the values its answer will.
 func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.RunRequest, values, answer int, e *Error) {
 	var raw rawRun
-	if e := decodeRunBody(body, &raw); e != nil {
+	if e := decodeRunBodyInParts(body, &raw, inputParts(len(body)), s.opts.MaxRunSamples); e != nil {
 		return nil, 0, 0, e
 	}
 	if d.Model.IsLanguageModel() {
