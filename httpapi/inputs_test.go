@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"reflect"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -641,5 +642,33 @@ func TestRunBodyRecordsFewSamples(t *testing.T) {
 		if e == nil || e.Message != "inputs has 1000 samples; 1 to 4 are allowed" {
 			t.Fatalf("in %d parts: %v", parts, e)
 		}
+	}
+}
+
+// A body whose memory the caller holds is read into one buffer of its
+// declared length once its first 64 KiB have come, not doubled there.
+func TestReadBodyHeldSizedOnce(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), nil)
+	for _, n := range []int{100, 64 << 10, 1_000_000, 3 << 20} {
+		body := strings.Repeat(" ", n)
+		r := httptest.NewRequest("POST", "/v1/deployments/x/run", strings.NewReader(body))
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
+		b, e := s.readBodyHeld(httptest.NewRecorder(), r, 8<<20, int64(n))
+		goruntime.ReadMemStats(&after)
+		if e != nil || len(b) != n {
+			t.Fatalf("read %d bytes of %d, %v", len(b), n, e)
+		}
+		// Doubling allocates about twice the body; at once, the body and
+		// the 64 KiB before it.
+		if allocated := after.TotalAlloc - before.TotalAlloc; n > 64<<10 && allocated > uint64(n)+256<<10 {
+			t.Errorf("%d bytes read with %d bytes allocated", n, allocated)
+		}
+	}
+	// A body longer than the memory held still reads, doubling.
+	r := httptest.NewRequest("POST", "/v1/deployments/x/run", strings.NewReader(strings.Repeat(" ", 1<<20)))
+	r.ContentLength = -1
+	if b, e := s.readBodyHeld(httptest.NewRecorder(), r, 8<<20, 100<<10); e != nil || len(b) != 1<<20 {
+		t.Fatalf("read %d bytes, %v", len(b), e)
 	}
 }

@@ -204,7 +204,11 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { s.runBytes.Release(held) }()
-	body, e := s.readBody(w, r, limit)
+	declared := int64(0) // the buffer takes a declared length at once
+	if r.ContentLength >= 0 {
+		declared = held
+	}
+	body, e := s.readBodyHeld(w, r, limit, declared)
 	if e != nil {
 		fail(e)
 		return
