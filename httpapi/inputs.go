@@ -448,9 +448,8 @@ func (s *jsonScanner) inputs(raw *rawRun) ([]byte, *Error) {
 // part: then the parts together are the array composite would accept.
 // The compact event samples it reads as it checks them, into read (see
 // elements). ok is false, with the scanner, starts and read left as they
-// were, when the
-// array is small, no such place is found, or any part fails (which may
-// be a wrong guess as well as bad JSON): composite then checks it, and
+// were, when no such place is found or any part fails (which may be a
+// wrong guess as well as bad JSON): composite then checks the array, and
 // names the first error as it always has.
 func (s *jsonScanner) checkInParts(starts *[]int, read *[]runtime.Sample) (ok bool) {
 	first := s.i + 1
