@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"reflect"
-	goruntime "runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
