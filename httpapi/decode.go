@@ -27,6 +27,15 @@ import (
 // Options.MinBodyRate on average, so that a body trickled a byte at a
 // time cannot hold a goroutine and a connection for minutes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Error) {
+	return s.readBodyHeld(w, r, limit, 0)
+}
+
+// readBodyHeld is readBody for a caller that holds memory for held
+// bytes of the body (the run endpoint reserves its declared length):
+// once the first 64 KiB have come, the buffer takes the rest of them at
+// once, instead of doubling its way there, which allocates, clears and
+// copies a body of megabytes about twice over.
+func (s *Server) readBodyHeld(w http.ResponseWriter, r *http.Request, limit, held int64) ([]byte, *Error) {
 	if r.ContentLength > limit {
 		abandonBody(w)
 		return nil, tooLarge(limit)
@@ -57,7 +66,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		if len(buf) == cap(buf) {
 			// Doubling: append grows a large slice by a quarter, which
 			// copies a body of megabytes a dozen times.
-			buf = slices.Grow(buf, len(buf))
+			more := len(buf)
+			if rest := held + 1 - int64(len(buf)); len(buf) >= 64<<10 && rest > int64(more) {
+				more = int(rest) // + 1: room to find the end
+			}
+			buf = slices.Grow(buf, more)
 		}
 		m, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]

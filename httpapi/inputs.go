@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	goruntime "runtime"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/neuro-go/neuro/runtime"
 )
@@ -30,6 +33,10 @@ type jsonScanner struct {
 	b     []byte
 	i     int
 	depth int
+	parts int // how many parts a run's inputs may be checked in (checkInParts)
+	// maxSamples is how many samples of a run's inputs are recorded
+	// (inputs): for more, none are, and parseInputs counts them.
+	maxSamples int
 }
 
 // syntaxError reports malformed JSON at the scanner's offset, as
@@ -72,7 +79,7 @@ func (s *jsonScanner) value() ([]byte, *Error) {
 	start := s.i
 	switch {
 	case c == '{' || c == '[':
-		if e := s.composite(c); e != nil {
+		if e := s.composite(c, nil); e != nil {
 			return nil, e
 		}
 	case c == '"':
@@ -93,8 +100,9 @@ func (s *jsonScanner) value() ([]byte, *Error) {
 	return s.b[start:s.i], nil
 }
 
-// composite skips an object or an array.
-func (s *jsonScanner) composite(open byte) *Error {
+// composite skips an object or an array; for an array, starts (when
+// not nil) gets the offset of each of its elements.
+func (s *jsonScanner) composite(open byte, starts *[]int) *Error {
 	if s.depth++; s.depth > maxDepth {
 		return s.syntaxError("exceeded max depth")
 	}
@@ -115,6 +123,14 @@ func (s *jsonScanner) composite(open byte) *Error {
 			}
 			if e := s.expect(':'); e != nil {
 				return e
+			}
+		}
+		if starts != nil {
+			s.ws()
+			if len(*starts) < s.maxSamples {
+				*starts = append(*starts, s.i)
+			} else {
+				*starts, starts = nil, nil // too many to record
 			}
 		}
 		if next := skipCompactPair(s.b, s.i); open == '[' && next > 0 && s.depth < maxDepth {
@@ -353,9 +369,16 @@ func (s *jsonScanner) object(field func(key string) *Error) *Error {
 
 // decodeRunBody reads a run's body into raw, as decodeObject would, but
 // leaves the inputs to parseInputs: raw.Inputs holds their bytes,
-// checked.
+// checked, and raw.samples where each sample starts in them, when there
+// are at most DefaultMaxRunSamples.
 func decodeRunBody(b []byte, raw *rawRun) *Error {
-	s := &jsonScanner{b: b}
+	return decodeRunBodyInParts(b, raw, inputParts(len(b)), DefaultMaxRunSamples)
+}
+
+// decodeRunBodyInParts is decodeRunBody checking the inputs in up to
+// parts parts (checkInParts), and recording at most maxSamples samples.
+func decodeRunBodyInParts(b []byte, raw *rawRun, parts, maxSamples int) *Error {
+	s := &jsonScanner{b: b, parts: parts, maxSamples: maxSamples}
 	if c := s.peek(); c != '{' && c != 0 {
 		if v, e := s.value(); e == nil {
 			return invalid("", "invalid_json", "the request body must be a JSON object, not %s", kindOf(v))
@@ -366,7 +389,15 @@ func decodeRunBody(b []byte, raw *rawRun) *Error {
 		dst  *json.RawMessage
 	}{{"inputs", &raw.Inputs}, {"timesteps", &raw.Timesteps}, {"record", &raw.Record}, {"model", &raw.Model}, {"seed", &raw.Seed}}
 	e := s.object(func(key string) *Error {
-		v, e := s.value()
+		var (
+			v []byte
+			e *Error
+		)
+		if strings.EqualFold(key, "inputs") {
+			v, e = s.inputs(raw)
+		} else {
+			v, e = s.value()
+		}
 		if e != nil {
 			return e
 		}
@@ -384,6 +415,199 @@ func decodeRunBody(b []byte, raw *rawRun) *Error {
 		return s.syntaxError("invalid character after top-level value")
 	}
 	return nil
+}
+
+// inputs checks the value of a body's inputs, as value does, and
+// returns its bytes; when it is an array, raw.samples gets the offset in
+// them of each of its elements, and raw.read what checkInParts read of
+// them, for parseInputsInParts.
+func (s *jsonScanner) inputs(raw *rawRun) ([]byte, *Error) {
+	samples := &raw.samples
+	*samples, raw.read = (*samples)[:0], nil
+	if s.peek() != '[' {
+		return s.value()
+	}
+	start := s.i
+	if !s.checkInParts(samples, &raw.read) {
+		s.i, *samples = start, (*samples)[:0]
+		if e := s.composite('[', samples); e != nil {
+			return nil, e
+		}
+	}
+	for k := range *samples {
+		(*samples)[k] -= start
+	}
+	return s.b[start:s.i], nil
+}
+
+// checkInParts checks the array at the scanner as composite does, with
+// the same offsets in starts, but in up to s.parts parts on goroutines
+// of their own. A part starts at an element found by looking for "},{"
+// (the samples of a body a client wrote compactly) near its share of the
+// bytes, and holds whole elements separated by commas up to the next
+// part: then the parts together are the array composite would accept.
+// The compact event samples it reads as it checks them, into read (see
+// elements). ok is false, with the scanner, starts and read left as they
+// were, when no such place is found or any part fails (which may be a
+// wrong guess as well as bad JSON): composite then checks the array, and
+// names the first error as it always has.
+func (s *jsonScanner) checkInParts(starts *[]int, read *[]runtime.Sample) (ok bool) {
+	first := s.i + 1
+	for first < len(s.b) && (s.b[first] == ' ' || s.b[first] == '\t' || s.b[first] == '\r' || s.b[first] == '\n') {
+		first++
+	}
+	if s.parts < 2 || s.depth+1 > maxDepth || first >= len(s.b) || s.b[first] == ']' {
+		return false
+	}
+	rest := len(s.b) - first
+	cuts := []int{first}
+	for p := 1; p < s.parts; p++ {
+		lo := max(first+p*rest/s.parts, cuts[len(cuts)-1]+1)
+		hi := min(first+(p+1)*rest/s.parts+2, len(s.b))
+		if lo >= hi {
+			continue
+		}
+		if j := bytes.Index(s.b[lo:hi], []byte("},{")); j >= 0 {
+			cuts = append(cuts, lo+j+2)
+		}
+	}
+	if len(cuts) < 2 {
+		return false
+	}
+	found := make([][]int, len(cuts))
+	samples := make([][]runtime.Sample, len(cuts))
+	oks := make([]bool, len(cuts))
+	var wg sync.WaitGroup
+	for k := range len(cuts) - 1 {
+		wg.Go(func() {
+			p := &jsonScanner{b: s.b, i: cuts[k], depth: s.depth + 1, maxSamples: s.maxSamples}
+			found[k], samples[k], oks[k] = p.elements(cuts[k+1])
+		})
+	}
+	last := &jsonScanner{b: s.b, i: cuts[len(cuts)-1], depth: s.depth + 1, maxSamples: s.maxSamples}
+	found[len(cuts)-1], samples[len(cuts)-1], oks[len(cuts)-1] = last.elements(-1)
+	wg.Wait()
+	n := 0
+	for k, ok := range oks {
+		if n += len(found[k]); !ok || n > s.maxSamples {
+			return false
+		}
+	}
+	for k := range found {
+		*starts = append(*starts, found[k]...)
+		*read = append(*read, samples[k]...)
+	}
+	s.i = last.i
+	return true
+}
+
+// elements checks an array's elements from the scanner's position, as
+// composite does, and returns where each starts: up to the comma before
+// end, or to the array's closing bracket when end is -1. ok is false
+// when they do not end there, or there are more than s.maxSamples. The
+// compact event samples among them it also reads (compactEventSample),
+// into read; the others are left zero there.
+func (s *jsonScanner) elements(end int) (starts []int, read []runtime.Sample, ok bool) {
+	for {
+		if len(starts) == s.maxSamples {
+			return nil, nil, false
+		}
+		s.ws()
+		starts = append(starts, s.i)
+		x, compact := s.compactEventSample()
+		read = append(read, x)
+		if compact {
+			// checked and read in one pass
+		} else if next := skipCompactPair(s.b, s.i); next > 0 && s.depth < maxDepth {
+			s.i = next
+		} else if _, e := s.value(); e != nil {
+			return nil, nil, false
+		}
+		if end >= 0 && s.i >= end {
+			return nil, nil, false
+		}
+		switch s.peek() {
+		case ',':
+			if s.i++; s.i == end {
+				return starts, read, true
+			}
+		case ']':
+			if end < 0 {
+				s.i++
+				return starts, read, true
+			}
+			return nil, nil, false
+		default:
+			return nil, nil, false
+		}
+	}
+}
+
+// compactEventSample checks and reads at the scanner the event sample a
+// client writes compactly, {"timesteps":T,"events":[[t,i],...]} with the
+// two keys once each in either order, and T and the events whole numbers
+// of at most 9 digits without signs, spaces or leading zeros, T at least
+// 1: the same sample as sample reads there, in one pass over the bytes.
+// ok is false, with the scanner where it was, for anything else, which
+// value checks and sample reads.
+func (s *jsonScanner) compactEventSample() (x runtime.Sample, ok bool) {
+	const steps, events = `"timesteps":`, `"events":[`
+	b, start := s.b, s.i
+	i := start + 1
+	if start >= len(b) || b[start] != '{' {
+		return x, false
+	}
+	for {
+		switch {
+		case x.Timesteps == 0 && bytes.HasPrefix(b[i:], []byte(steps)):
+			i += len(steps)
+			d := 0
+			for ; i < len(b) && b[i] >= '0' && b[i] <= '9' && d < 10; i++ {
+				x.Timesteps = x.Timesteps*10 + int(b[i]-'0')
+				d++
+			}
+			if d == 0 || d > 9 || b[i-d] == '0' {
+				return runtime.Sample{}, false
+			}
+		case x.Events == nil && bytes.HasPrefix(b[i:], []byte(events)):
+			s.i = i + len(events)
+			x.Events = make([]runtime.SpikeEvent, 0, s.eventsHint())
+			i = s.i
+			for i < len(b) && b[i] != ']' {
+				ev, next, ok := compactPair(b, i)
+				if !ok || next >= len(b) || b[next] != ',' && b[next] != ']' {
+					s.i = start
+					return runtime.Sample{}, false
+				}
+				x.Events = append(x.Events, ev)
+				if i = next; b[i] == ',' {
+					if i++; i < len(b) && b[i] == ']' { // [0,1],]
+						s.i = start
+						return runtime.Sample{}, false
+					}
+				}
+			}
+			i++
+			s.i = start
+		default:
+			return runtime.Sample{}, false
+		}
+		if i >= len(b) {
+			return runtime.Sample{}, false
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case '}':
+			if x.Timesteps == 0 || x.Events == nil {
+				return runtime.Sample{}, false
+			}
+			s.i = i + 1
+			return x, true
+		default:
+			return runtime.Sample{}, false
+		}
+	}
 }
 
 // parseInputs reads a run's inputs (checked JSON): an array of samples,
@@ -420,6 +644,68 @@ func parseInputs(raw []byte, maxSamples int) ([]runtime.Sample, *Error) {
 		return nil, invalid("inputs", "invalid_value", "inputs has 0 samples; 1 to %d are allowed", maxSamples)
 	}
 	return samples, nil
+}
+
+// parseInputsInParts reads a run's inputs as parseInputs does, with the
+// same samples or the same first error in sample order, but in up to
+// parts parts on goroutines of their own: starts holds the offset of
+// each sample in raw, as decodeRunBody found them while it checked the
+// body, and read the samples it read then (those not zero).
+func parseInputsInParts(raw []byte, starts []int, read []runtime.Sample, maxSamples, parts int) ([]runtime.Sample, *Error) {
+	n := len(starts)
+	parts = min(parts, n)
+	if parts < 2 || n > maxSamples || len(raw) == 0 || raw[0] != '[' {
+		return parseInputs(raw, maxSamples) // including its errors for the count
+	}
+	samples := make([]runtime.Sample, n)
+	errs := make([]*Error, parts)
+	var wg sync.WaitGroup
+	lo := 0
+	for p := range parts {
+		// Parts of about equal bytes: part p starts at the first sample
+		// that starts in its share of raw.
+		hi := n
+		if p < parts-1 {
+			hi = max(lo, sort.SearchInts(starts, (p+1)*len(raw)/parts))
+		}
+		from := lo
+		wg.Go(func() {
+			s := &jsonScanner{b: raw}
+			for k := from; k < hi; k++ {
+				if k < len(read) && read[k].Events != nil {
+					samples[k] = read[k]
+					continue
+				}
+				s.i = starts[k]
+				x, e := s.sample(fmt.Sprintf("inputs[%d]", k))
+				if e != nil {
+					errs[p] = e
+					return
+				}
+				samples[k] = x
+			}
+		})
+		lo = hi
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
+		}
+	}
+	return samples, nil
+}
+
+// parallelInputBytes is the size of a run's inputs from which the run
+// endpoint reads its samples on several goroutines.
+const parallelInputBytes = 1 << 16
+
+// inputParts is how many parts a run's inputs of n bytes are read in.
+func inputParts(n int) int {
+	if n < parallelInputBytes {
+		return 1
+	}
+	return min(goruntime.GOMAXPROCS(0), 8, n/(parallelInputBytes/2))
 }
 
 func (s *jsonScanner) sample(param string) (runtime.Sample, *Error) {
@@ -582,9 +868,10 @@ func (s *jsonScanner) eventsHint() int {
 }
 
 // compactPair reads at b[i:] the event nearly every client writes, [t,i]
-// of two whole numbers of at most 9 digits without signs or spaces, and
-// returns the index after it; ok is false for anything else, which pair
-// and readEvent read. What it reads, pair reads the same.
+// of two whole numbers of at most 9 digits without signs, spaces or
+// leading zeros, and returns the index after it; ok is false for
+// anything else, which pair and readEvent read. What it reads is valid
+// JSON, and pair reads the same.
 func compactPair(b []byte, i int) (ev runtime.SpikeEvent, next int, ok bool) {
 	if i >= len(b) || b[i] != '[' {
 		return ev, i, false
@@ -602,7 +889,7 @@ func compactPair(b []byte, i int) (ev runtime.SpikeEvent, next int, ok bool) {
 			i++
 			d++
 		}
-		if d == 0 || i >= len(b) || b[i] != end {
+		if d == 0 || d > 1 && b[i-d] == '0' || i >= len(b) || b[i] != end {
 			return ev, i, false
 		}
 		i++

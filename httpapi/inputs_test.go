@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -454,5 +455,217 @@ func TestPlainPrefix(t *testing.T) {
 		if got, want := plainPrefix(b), naive(b); got != want {
 			t.Fatalf("byte %#x: %d, want %d", c, got, want)
 		}
+	}
+}
+
+// checkInputParts checks and reads body's inputs in parts, as the run
+// endpoint does a large body's, and holds the result to doing it in one:
+// the same fields and samples, or the same first error.
+func checkInputParts(t *testing.T, body []byte) {
+	t.Helper()
+	const maxSamples = 4
+	var raw rawRun
+	err := decodeRunBodyInParts(body, &raw, 1, maxSamples)
+	var want []runtime.Sample
+	var wantErr *Error
+	if err == nil && !absent(raw.Inputs) {
+		want, wantErr = parseInputs(raw.Inputs, maxSamples)
+	}
+	for parts := 2; parts <= 5; parts++ {
+		var got rawRun
+		e := decodeRunBodyInParts(body, &got, parts, maxSamples)
+		read := got.read
+		got.read = nil
+		if !reflect.DeepEqual(e, err) || !reflect.DeepEqual(got, raw) {
+			t.Fatalf("%q checked in %d parts: %+v, %v; in one %+v, %v", body, parts, got, e, raw, err)
+		}
+		if e != nil || absent(got.Inputs) {
+			continue
+		}
+		samples, sErr := parseInputsInParts(got.Inputs, got.samples, read, maxSamples, parts)
+		if !reflect.DeepEqual(want, samples) || !reflect.DeepEqual(wantErr, sErr) {
+			t.Fatalf("%q checked and read in %d parts: %+v, %v; serially %+v, %v", body, parts, samples, sErr, want, wantErr)
+		}
+	}
+	if err != nil || absent(raw.Inputs) {
+		return
+	}
+	if raw.Inputs[0] == '[' { // the offsets are where a serial walk finds each sample
+		s := &jsonScanner{b: raw.Inputs, i: 1}
+		var walk []int
+		for s.peek() != ']' {
+			walk = append(walk, s.i)
+			s.skip()
+			if s.peek() == ',' {
+				s.i++
+			}
+		}
+		if len(walk) > maxSamples {
+			walk = nil // too many to record
+		}
+		if !reflect.DeepEqual(walk, raw.samples) && len(walk)+len(raw.samples) > 0 {
+			t.Fatalf("%q: samples start at %v, decodeRunBody says %v", body, walk, raw.samples)
+		}
+	}
+	for parts := 2; parts <= 5; parts++ {
+		got, gotErr := parseInputsInParts(raw.Inputs, raw.samples, nil, maxSamples, parts)
+		if !reflect.DeepEqual(want, got) || !reflect.DeepEqual(wantErr, gotErr) {
+			t.Fatalf("%q in %d parts: %+v, %v; serially %+v, %v", body, parts, got, gotErr, want, wantErr)
+		}
+	}
+}
+
+// randomRunBody writes a run body of up to six samples of every form,
+// some of them wrong, with white space here and there.
+func randomRunBody(r *rand.Rand) []byte {
+	sp := func() string { return []string{"", "", " ", "\n\t "}[r.IntN(4)] }
+	var b strings.Builder
+	fmt.Fprintf(&b, `{%s"inputs"%s:%s[`, sp(), sp(), sp())
+	for k := range r.IntN(7) {
+		if k > 0 {
+			b.WriteString(sp() + "," + sp())
+		}
+		switch r.IntN(8) {
+		case 0, 1, 2:
+			steps := fmt.Sprintf(`"timesteps":%s`, []string{"0", "1", "3", "03", "1e0", "2.5", "1234567890", "123456789"}[r.IntN(8)])
+			stepsFirst := r.IntN(2) == 0
+			if stepsFirst {
+				fmt.Fprintf(&b, `{%s,"events":[`, steps)
+			} else {
+				b.WriteString(`{"events":[`)
+			}
+			for j := range r.IntN(40) {
+				if j > 0 {
+					b.WriteString(",")
+				}
+				switch r.IntN(40) {
+				case 3:
+					fmt.Fprintf(&b, "[0%d,%d]", r.IntN(9), r.IntN(9))
+				case 4:
+					fmt.Fprintf(&b, "[%d,1234567890]", r.IntN(9))
+				case 0:
+					fmt.Fprintf(&b, "[%d.5,%d]", r.IntN(9), r.IntN(9))
+				case 1:
+					fmt.Fprintf(&b, `[ %d , "%d" ]`, r.IntN(9), r.IntN(9))
+				case 2:
+					fmt.Fprintf(&b, "[%d]", r.IntN(9))
+				default:
+					fmt.Fprintf(&b, "[%d,%d]", r.IntN(100), r.IntN(700))
+				}
+			}
+			if b.WriteString("]"); !stepsFirst && r.IntN(8) > 0 {
+				b.WriteString("," + steps)
+			}
+			b.WriteString("}")
+		case 3:
+			fmt.Fprintf(&b, `{"events_packed":"%s","timesteps":2}`, []string{"", "AAAAAAEAAAA=", "AAA", "!"}[r.IntN(4)])
+		case 4:
+			fmt.Fprintf(&b, "[%d,%s0.5%s,1e%d]", r.IntN(9), sp(), sp(), r.IntN(50))
+		case 5:
+			fmt.Fprintf(&b, "[[1,2],%s[%d],null]", sp(), r.IntN(9))
+		case 6:
+			b.WriteString([]string{"true", `"x"`, "null", "1", "{}", "[[1],2]", `{"timesteps":1,"s":"},{","events":[]}`, `{"timesteps":1,"x":[{},{}],"events":[]}`}[r.IntN(8)])
+		default:
+			b.WriteString("[]")
+		}
+	}
+	fmt.Fprintf(&b, "%s]%s}", sp(), sp())
+	body := []byte(b.String())
+	if r.IntN(4) == 0 { // a syntax error, or not
+		body[r.IntN(len(body))] = "{}[],:\" 1x"[r.IntN(9)]
+	}
+	return body
+}
+
+// Bodies of compactly written samples, some almost so.
+var compactSampleSeeds = []string{
+	`{"inputs":[{"timesteps":1,"events":[[0,1],]},{"timesteps":1,"events":[]}]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1,"events":[[0,1]`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1,"events":[[0,1]]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1,"timesteps":2,"events":[]}]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"events":[],"events":[[1,1]],"timesteps":2}]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1,"events":[[0,1]]}],"inputs":[[1]]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"timesteps":1}]}`,
+	`{"inputs":[{"timesteps":1,"events":[[0,1]]},{"events":[[0,1]]}]}`,
+	`{"inputs":[{"timesteps":7,"events":[[0,1],[6,0]]},{"events":[[0,1]],"timesteps":9},{"timesteps":2,"events":[[123456789,0]]}]}`,
+}
+
+// Read in parts, a run's inputs are the same samples, or the same first
+// error, as read in one.
+func TestInputPartsMatchSerial(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		checkInputParts(t, randomRunBody(r))
+	}
+	for _, body := range append(runBodySeeds, compactSampleSeeds...) {
+		checkInputParts(t, []byte(body))
+	}
+}
+
+// What compactPair reads is JSON: an array that value checks to the same
+// end.
+func TestCompactPairIsJSON(t *testing.T) {
+	for _, in := range []string{"[0,0]", "[01,2]", "[1,00]", "[10,0]", "[123456789,1]", "[1,2]]"} {
+		_, next, ok := compactPair([]byte(in), 0)
+		s := &jsonScanner{b: []byte(in)}
+		_, e := s.value()
+		if ok && (e != nil || s.i != next) {
+			t.Errorf("%q: compactPair reads it up to %d, value %d (%v)", in, next, s.i, e)
+		}
+	}
+}
+
+func FuzzInputParts(f *testing.F) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20 {
+		f.Add(randomRunBody(r))
+	}
+	for _, body := range append(runBodySeeds, compactSampleSeeds...) {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkInputParts(t, body)
+	})
+}
+
+// A body of more samples than a run may hold records none of them, so
+// that a body of many small samples asks for no more memory than a few.
+func TestRunBodyRecordsFewSamples(t *testing.T) {
+	body := []byte(`{"inputs":[` + strings.Repeat(`{"timesteps":1,"events":[]},`, 999) + `{"timesteps":1,"events":[]}]}`)
+	for parts := 1; parts <= 3; parts++ {
+		var raw rawRun
+		if e := decodeRunBodyInParts(body, &raw, parts, 4); e != nil || raw.samples != nil || raw.read != nil {
+			t.Fatalf("in %d parts: %v, %d samples recorded and %d read", parts, e, len(raw.samples), len(raw.read))
+		}
+		_, e := parseInputsInParts(raw.Inputs, raw.samples, raw.read, 4, parts)
+		if e == nil || e.Message != "inputs has 1000 samples; 1 to 4 are allowed" {
+			t.Fatalf("in %d parts: %v", parts, e)
+		}
+	}
+}
+
+// A body whose memory the caller holds is read into one buffer of its
+// declared length once its first 64 KiB have come, not doubled there.
+func TestReadBodyHeldSizedOnce(t *testing.T) {
+	s := newTestServer(t, runtime.New(nil), nil)
+	for _, n := range []int{100, 64 << 10, 1_000_000, 3 << 20} {
+		body := strings.Repeat(" ", n)
+		r := httptest.NewRequest("POST", "/v1/deployments/x/run", strings.NewReader(body))
+		b, e := s.readBodyHeld(httptest.NewRecorder(), r, 8<<20, int64(n))
+		if e != nil || len(b) != n {
+			t.Fatalf("read %d bytes of %d, %v", len(b), n, e)
+		}
+		// Doubling ends in a buffer up to twice the body (1,826,816 bytes
+		// for 1,000,000); at once, in one of the body's size, rounded up
+		// to the allocator's size class.
+		if n > 64<<10 && cap(b) > n+n/16 {
+			t.Errorf("%d bytes read into a buffer of %d", n, cap(b))
+		}
+	}
+	// A body longer than the memory held still reads, doubling.
+	r := httptest.NewRequest("POST", "/v1/deployments/x/run", strings.NewReader(strings.Repeat(" ", 1<<20)))
+	r.ContentLength = -1
+	if b, e := s.readBodyHeld(httptest.NewRecorder(), r, 8<<20, 100<<10); e != nil || len(b) != 1<<20 {
+		t.Fatalf("read %d bytes, %v", len(b), e)
 	}
 }

@@ -184,6 +184,9 @@ type rawRun struct {
 	Record    json.RawMessage `json:"record"`
 	Model     json.RawMessage `json:"model"`
 	Seed      json.RawMessage `json:"seed"`
+
+	samples []int            // where each of Inputs' samples starts in it, from decodeRunBody
+	read    []runtime.Sample // those of them decodeRunBody read as it checked them, or zero
 }
 
 // handleRun runs samples through a network's deployment (API.md,
@@ -201,7 +204,11 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { s.runBytes.Release(held) }()
-	body, e := s.readBody(w, r, limit)
+	declared := int64(0) // the buffer takes a declared length at once
+	if r.ContentLength >= 0 {
+		declared = held
+	}
+	body, e := s.readBodyHeld(w, r, limit, declared)
 	if e != nil {
 		fail(e)
 		return
@@ -326,7 +333,7 @@ func (s *Server) reserveRun(w http.ResponseWriter, r *http.Request, n int64) int
 // the values its answer will.
 func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.RunRequest, values, answer int, e *Error) {
 	var raw rawRun
-	if e := decodeRunBody(body, &raw); e != nil {
+	if e := decodeRunBodyInParts(body, &raw, inputParts(len(body)), s.opts.MaxRunSamples); e != nil {
 		return nil, 0, 0, e
 	}
 	if d.Model.IsLanguageModel() {
@@ -364,7 +371,7 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.R
 	if absent(raw.Inputs) {
 		return nil, 0, 0, invalid("inputs", "missing_field", "inputs is required: an array of samples")
 	}
-	samples, e := parseInputs(raw.Inputs, s.opts.MaxRunSamples)
+	samples, e := parseInputsInParts(raw.Inputs, raw.samples, raw.read, s.opts.MaxRunSamples, inputParts(len(raw.Inputs)))
 	if e != nil {
 		return nil, 0, 0, e
 	}
