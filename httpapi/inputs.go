@@ -411,7 +411,7 @@ func decodeRunBodyInParts(b []byte, raw *rawRun, parts, maxSamples int) *Error {
 	if e != nil {
 		return e
 	}
-	if s.peek() != 0 {
+	if s.ws(); s.i != len(s.b) { // not peek: a NUL byte is a character too
 		return s.syntaxError("invalid character after top-level value")
 	}
 	return nil
