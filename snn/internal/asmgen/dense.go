@@ -52,29 +52,7 @@ func (g gen) dense(v isa, w weight, slots int, blocks []int) {
 	g.XORQ(reg.RAX, reg.RAX)
 
 	d := denseRegs{slots: slots, most: blocks[0], nregs: v.nregs}
-	label := func(i int) string {
-		switch {
-		case i < len(blocks):
-			return fmt.Sprint("block", blocks[i]*v.lanes)
-		case v.masked:
-			return "tail"
-		}
-		return "done"
-	}
-	for i, n := range blocks {
-		// A block at least half as wide as the one before runs at most
-		// once: fewer than two of it are left.
-		once := i > 0 && blocks[i-1] <= 2*n
-		g.loop(label(i), label(i+1), reg.R10, n*v.lanes, once, func() {
-			g.denseBlock(step{v: v, n: n}, w, d, fmt.Sprint(n*v.lanes))
-		})
-	}
-	if v.masked {
-		g.masked("tail", "done", v, reg.R10, func(s step) {
-			g.denseBlock(s, w, d, "tail")
-		})
-	}
-	g.Label("done")
+	g.ladder(v, blocks, reg.R10, func(s step, tag string) { g.denseBlock(s, w, d, tag) })
 	g.ret()
 }
 

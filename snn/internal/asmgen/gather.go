@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -27,27 +26,7 @@ func (g gen) gather(v isa, blocks []int) {
 		arg{"n", reg.R8}, arg{"ldw", reg.R9}, arg{"cols", reg.R10})
 	g.SHLQ(operand.Imm(2), reg.R9)
 	g.XORQ(reg.RAX, reg.RAX)
-	label := func(i int) string {
-		switch {
-		case i < len(blocks):
-			return fmt.Sprint("block", blocks[i]*v.lanes)
-		case v.masked:
-			return "tail"
-		}
-		return "done"
-	}
-	for i, n := range blocks {
-		once := i > 0 && blocks[i-1] <= 2*n
-		g.loop(label(i), label(i+1), reg.R10, n*v.lanes, once, func() {
-			g.gatherBlock(step{v: v, n: n}, fmt.Sprint(n*v.lanes))
-		})
-	}
-	if v.masked {
-		g.masked("tail", "done", v, reg.R10, func(s step) {
-			g.gatherBlock(s, "tail")
-		})
-	}
-	g.Label("done")
+	g.ladder(v, blocks, reg.R10, func(s step, tag string) { g.gatherBlock(s, tag) })
 	g.ret()
 }
 

@@ -174,6 +174,34 @@ func (g gen) tailMask(cnt reg.Register) {
 	g.KMOVW(reg.EBX, reg.K1)
 }
 
+// ladder emits the blocks of columns a kernel steps through: a loop of
+// each width in blocks (vectors a step), widest first, counting cnt
+// down, then a masked step for the columns left on an ISA that has one,
+// then the label "done". block emits one step, tag naming its labels.
+func (g gen) ladder(v isa, blocks []int, cnt reg.Register, block func(s step, tag string)) {
+	label := func(i int) string {
+		switch {
+		case i < len(blocks):
+			return fmt.Sprint("block", blocks[i]*v.lanes)
+		case v.masked:
+			return "tail"
+		}
+		return "done"
+	}
+	for i, n := range blocks {
+		// A block at least half as wide as the one before runs at most
+		// once: fewer than two of it are left.
+		once := i > 0 && blocks[i-1] <= 2*n
+		g.loop(label(i), label(i+1), cnt, n*v.lanes, once, func() {
+			block(step{v: v, n: n}, fmt.Sprint(n*v.lanes))
+		})
+	}
+	if v.masked {
+		g.masked("tail", "done", v, cnt, func(s step) { block(s, "tail") })
+	}
+	g.Label("done")
+}
+
 // masked emits a masked step at label for the cnt < lanes elements left,
 // if any, then goes on to exit.
 func (g gen) masked(label, exit string, v isa, cnt reg.Register, body func(step)) {
