@@ -407,16 +407,21 @@ func TestCluster(t *testing.T) {
 				results <- result{id: nw.ID}
 			}()
 		}
-		var nets []string
-		for range 6 {
-			r := <-results
-			switch {
-			case r.err == nil:
-				nets = append(nets, r.id)
-			case !errors.Is(r.err, runtime.ErrQuota):
-				t.Fatal(r.err)
+		// passed collects the six results: those the quota let through.
+		passed := func() []string {
+			var ids []string
+			for range 6 {
+				r := <-results
+				switch {
+				case r.err == nil:
+					ids = append(ids, r.id)
+				case !errors.Is(r.err, runtime.ErrQuota):
+					t.Fatal(r.err)
+				}
 			}
+			return ids
 		}
+		nets := passed()
 		if len(nets) != 2 {
 			t.Fatalf("%d networks compiled under a quota of 2", len(nets))
 		}
@@ -426,16 +431,7 @@ func TestCluster(t *testing.T) {
 				results <- result{id: fmt.Sprintf("q.%d", i), err: err}
 			}()
 		}
-		var deps []string
-		for range 6 {
-			r := <-results
-			switch {
-			case r.err == nil:
-				deps = append(deps, r.id)
-			case !errors.Is(r.err, runtime.ErrQuota):
-				t.Fatal(r.err)
-			}
-		}
+		deps := passed()
 		if len(deps) != 2 {
 			t.Fatalf("%d deployments created under a quota of 2", len(deps))
 		}
