@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
