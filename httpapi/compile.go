@@ -77,26 +77,32 @@ func (s *Server) compileBodyLimit() int64 {
 }
 
 func (s *Server) handleCompile(w http.ResponseWriter, r *http.Request) {
-	limit := s.compileBodyLimit()
-	hold := limit
-	if r.ContentLength >= 0 && r.ContentLength < limit {
-		hold = r.ContentLength
-	}
-	hold = min(hold, s.opts.CompileMemory, s.opts.CompileMemoryPerKey)
 	principal := info(r).principal
-	if e := s.holdForKey(principal, hold); e != nil {
-		abandonBody(w)
-		writeError(w, e)
-		return
+	var held int64
+	defer func() {
+		s.compileBytes.Release(held)
+		s.holdForKey(principal, -held)
+	}()
+	// The upload holds compile memory as its bytes arrive, not as its
+	// Content-Length declares: a body trickled in holds what it has
+	// sent, so stalled uploads cannot hold the budget that other keys'
+	// compiles need. One upload holds at most a key's share.
+	reserve := func(capacity int64) *Error {
+		n := min(capacity, s.opts.CompileMemory, s.opts.CompileMemoryPerKey) - held
+		if n <= 0 {
+			return nil
+		}
+		if e := s.holdForKey(principal, n); e != nil {
+			return e
+		}
+		if e := s.acquire(r, s.compileBytes, n); e != nil {
+			s.holdForKey(principal, -n)
+			return e
+		}
+		held += n
+		return nil
 	}
-	defer s.holdForKey(principal, -hold)
-	if e := s.acquire(r, s.compileBytes, hold); e != nil {
-		abandonBody(w)
-		writeError(w, e)
-		return
-	}
-	defer s.compileBytes.Release(hold)
-	body, e := s.readBody(w, r, limit)
+	body, e := s.readBodyHeld(w, r, s.compileBodyLimit(), 0, reserve)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -106,7 +112,7 @@ func (s *Server) handleCompile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.compiles.Release(1)
-	res, e := s.compile(r, body, info(r).principal)
+	res, e := s.compile(r, body, principal)
 	if e != nil {
 		writeError(w, e)
 		return

@@ -27,7 +27,7 @@ import (
 // Options.MinBodyRate on average, so that a body trickled a byte at a
 // time cannot hold a goroutine and a connection for minutes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Error) {
-	return s.readBodyHeld(w, r, limit, 0)
+	return s.readBodyHeld(w, r, limit, 0, nil)
 }
 
 // readBodyHeld is readBody for a caller that holds memory for held
@@ -35,7 +35,12 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 // once the first 64 KiB have come, the buffer takes the rest of them at
 // once, instead of doubling its way there, which allocates, clears and
 // copies a body of megabytes about twice over.
-func (s *Server) readBodyHeld(w http.ResponseWriter, r *http.Request, limit, held int64) ([]byte, *Error) {
+//
+// A caller that reserves memory as the body arrives passes reserve
+// instead: it is called with the buffer's capacity before each
+// allocation, so that an upload holds what it has sent, not what it
+// declares, and its error ends the read.
+func (s *Server) readBodyHeld(w http.ResponseWriter, r *http.Request, limit, held int64, reserve func(capacity int64) *Error) ([]byte, *Error) {
 	if r.ContentLength > limit {
 		abandonBody(w)
 		return nil, tooLarge(limit)
@@ -61,6 +66,11 @@ func (s *Server) readBodyHeld(w http.ResponseWriter, r *http.Request, limit, hel
 	if n < 0 || n > 64<<10 {
 		n = 512
 	}
+	if reserve != nil {
+		if e := reserve(n + 1); e != nil {
+			return nil, e
+		}
+	}
 	buf := make([]byte, 0, n+1)
 	for {
 		if len(buf) == cap(buf) {
@@ -69,6 +79,11 @@ func (s *Server) readBodyHeld(w http.ResponseWriter, r *http.Request, limit, hel
 			more := len(buf)
 			if rest := held + 1 - int64(len(buf)); len(buf) >= 64<<10 && rest > int64(more) {
 				more = int(rest) // + 1: room to find the end
+			}
+			if reserve != nil {
+				if e := reserve(int64(len(buf) + more)); e != nil {
+					return nil, e
+				}
 			}
 			buf = slices.Grow(buf, more)
 		}

@@ -651,7 +651,7 @@ func TestReadBodyHeldSizedOnce(t *testing.T) {
 	for _, n := range []int{100, 64 << 10, 1_000_000, 3 << 20} {
 		body := strings.Repeat(" ", n)
 		r := httptest.NewRequest("POST", "/v1/deployments/x/run", strings.NewReader(body))
-		b, e := s.readBodyHeld(httptest.NewRecorder(), r, 8<<20, int64(n))
+		b, e := s.readBodyHeld(httptest.NewRecorder(), r, 8<<20, int64(n), nil)
 		if e != nil || len(b) != n {
 			t.Fatalf("read %d bytes of %d, %v", len(b), n, e)
 		}
@@ -665,7 +665,7 @@ func TestReadBodyHeldSizedOnce(t *testing.T) {
 	// A body longer than the memory held still reads, doubling.
 	r := httptest.NewRequest("POST", "/v1/deployments/x/run", strings.NewReader(strings.Repeat(" ", 1<<20)))
 	r.ContentLength = -1
-	if b, e := s.readBodyHeld(httptest.NewRecorder(), r, 8<<20, 100<<10); e != nil || len(b) != 1<<20 {
+	if b, e := s.readBodyHeld(httptest.NewRecorder(), r, 8<<20, 100<<10, nil); e != nil || len(b) != 1<<20 {
 		t.Fatalf("read %d bytes, %v", len(b), e)
 	}
 }

@@ -208,7 +208,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength >= 0 {
 		declared = held
 	}
-	body, e := s.readBodyHeld(w, r, limit, declared)
+	body, e := s.readBodyHeld(w, r, limit, declared, nil)
 	if e != nil {
 		fail(e)
 		return
