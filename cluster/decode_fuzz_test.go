@@ -164,25 +164,28 @@ func FuzzRateReport(f *testing.F) {
 	})
 }
 
-// FuzzDecodeRecord: a telemetry record from the stream is kept and
-// summarized whatever its values.
+// FuzzDecodeRecord: telemetry records from the stream, one alone or a
+// batch, are kept and summarized whatever their values.
 func FuzzDecodeRecord(f *testing.F) {
 	seed(f, runtime.Record{At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Principal: "alice", Model: "m", Endpoint: "chat",
 		Latency: time.Second, TTFT: time.Millisecond, PromptTokens: 5, CompletionTokens: 7},
 		`{"At":"0001-01-01T00:00:00Z","Latency":-9223372036854775808,"TTFT":-1,"PromptTokens":-3,"Err":true}`,
-		`{"At":"9999-12-31T23:59:59Z","Principal":"","CompletionTokens":9223372036854775807}`, `{"Stats":{}}`)
+		`{"At":"9999-12-31T23:59:59Z","Principal":"","CompletionTokens":9223372036854775807}`, `{"Stats":{}}`,
+		`[{"Principal":"a","PromptTokens":1},{"Principal":"b","Err":true}]`, `[]`, ` [null]`)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rec, err := decodeRecord(b)
+		recs, err := decodeRecords(b)
 		if err != nil {
 			return
 		}
 		tel := runtime.NewTelemetry(4, nil)
-		tel.Add(rec)
-		tel.Add(rec)
-		if _, err := tel.Summarize(runtime.Filter{}); err != nil {
-			t.Fatalf("%q: %v", b, err)
+		for _, rec := range recs {
+			tel.Add(rec)
+			tel.Add(rec)
+			if _, err := tel.Summarize(runtime.Filter{Principal: rec.Principal, Window: time.Hour}); err != nil {
+				t.Fatalf("%q: %v", b, err)
+			}
 		}
-		if _, err := tel.Summarize(runtime.Filter{Principal: rec.Principal, Window: time.Hour}); err != nil {
+		if _, err := tel.Summarize(runtime.Filter{}); err != nil {
 			t.Fatalf("%q: %v", b, err)
 		}
 	})

@@ -23,7 +23,8 @@
 //     (TTL LeaseTTL).
 //   - API keys (their SHA-256) in KV neuro_keys.
 //   - telemetry records in the stream neuro_telemetry (subjects
-//     neuro.telemetry.<node>), read back whole by every node.
+//     neuro.telemetry.<node>), written in batches of up to 20 ms and
+//     read back whole by every node.
 //   - calls for a deployment on subject neuro.dep.<id> ('.' in the id
 //     written '~'), queue group "neuro": accepted at once by request and
 //     reply, then events, heartbeats and the result on the caller's

@@ -1,6 +1,10 @@
 package cluster
 
-import "context"
+import (
+	"context"
+
+	"github.com/neuro-go/neuro/runtime"
+)
 
 // StallWatch stops n's watch of one of its buckets ("deployments",
 // "leases", ...) without telling it, as a watch stalls when its NATS
@@ -28,3 +32,14 @@ func TouchLease(ctx context.Context, n *Node, id string) error {
 	_, err = n.leases.Put(ctx, id, e.Value())
 	return err
 }
+
+// QueueRecords hands records to n's telemetry writer, as its runtime
+// does with each request's.
+func QueueRecords(n *Node, recs []runtime.Record) {
+	for _, rec := range recs {
+		n.telq <- rec
+	}
+}
+
+// TelemetryStream is the name of the stream n writes its records to.
+func TelemetryStream(n *Node) string { return n.bucket("telemetry") }

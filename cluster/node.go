@@ -131,6 +131,9 @@ type Node struct {
 	wg     sync.WaitGroup
 	kick   chan struct{}
 	telq   chan runtime.Record
+	// telStop asks the telemetry writer to write what is queued and
+	// end; telDone is closed when it has.
+	telStop, telDone chan struct{}
 
 	mu        sync.Mutex
 	specs     map[string]spec
@@ -212,7 +215,7 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	n := &Node{o: o, log: log.With("node", o.Name), rt: rt, nc: nc, js: js,
-		tel: runtime.NewTelemetry(0, nil), kick: make(chan struct{}, 1), telq: make(chan runtime.Record, 4096),
+		tel: runtime.NewTelemetry(0, nil), kick: make(chan struct{}, 1), telq: make(chan runtime.Record, 4096), telStop: make(chan struct{}),
 		specs: map[string]spec{}, leaseOf: map[string]leaseEntry{}, netOf: map[string]netMeta{},
 		memberOf: map[string]member{}, aliveSeen: map[string]aliveEntry{}, goneAt: map[string]time.Time{}, serving: map[string]int{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
 	if err := n.open(ctx); err != nil {

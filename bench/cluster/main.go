@@ -3,10 +3,11 @@
 //
 //	go run ./bench/cluster
 //
-// It starts three embedded NATS servers in one JetStream cluster and
-// three Neuro nodes whose runtimes register the same small test
-// language model (runtime/runtimetest, the 1k-token tokenizer), then
-// reports:
+// It starts three NATS servers in one JetStream cluster, in this process
+// (with -nats-process, in a child process of their own), and three
+// Neuro nodes in this process whose runtimes register the same small
+// test language model (runtime/runtimetest, the 1k-token tokenizer),
+// then reports:
 //
 //   - the routing overhead per request: a one-token generation called
 //     on the node that runs the deployment, and through another node;
@@ -24,11 +25,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,8 +54,17 @@ func main() {
 	tokens := flag.Int("tokens", 64, "tokens of the streamed request")
 	workers := flag.Int("workers", 4, "streaming clients per deployment in the throughput runs")
 	secs := flag.Float64("seconds", 5, "length of each throughput run")
+	child := flag.Bool("nats-process", false, "run the NATS servers in a child process, not beside the nodes in this one")
+	serve := flag.String("serve-nats", "", "(the child process) serve NATS from this directory until standard input closes")
 	flag.Parse()
-	if err := run(*n, *tokens, *workers, time.Duration(*secs*float64(time.Second))); err != nil {
+	if *serve != "" {
+		if err := serveNATS(*serve); err != nil {
+			fmt.Fprintln(os.Stderr, "cluster:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*n, *tokens, *workers, time.Duration(*secs*float64(time.Second)), !*child); err != nil {
 		fmt.Fprintln(os.Stderr, "cluster:", err)
 		os.Exit(1)
 	}
@@ -62,29 +76,81 @@ type node struct {
 	node *cluster.Node
 }
 
-func run(n, tokens, workers int, secs time.Duration) error {
+// serveNATS is the child process: it starts the servers, prints their
+// client URLs on one line and serves until its parent closes standard
+// input (or exits).
+func serveNATS(dir string) error {
+	servers, err := natstest.Start(dir, 3)
+	if err != nil {
+		return err
+	}
+	fmt.Println(natstest.URLs(servers))
+	io.Copy(io.Discard, os.Stdin)
+	for _, s := range servers {
+		s.Shutdown()
+	}
+	return nil
+}
+
+// startNATS starts the servers, in this process or in a child, and
+// returns their client URLs and what stops them.
+func startNATS(dir string, here bool) ([]string, func(), error) {
+	if here {
+		servers, err := natstest.Start(dir, 3)
+		if err != nil {
+			return nil, nil, err
+		}
+		return strings.Split(natstest.URLs(servers), ","), func() {
+			for _, s := range servers {
+				s.Shutdown()
+			}
+		}, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(self, "-serve-nats", dir)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop := func() { stdin.Close(); cmd.Wait() }
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("the NATS servers' process: %w", err)
+	}
+	return strings.Split(strings.TrimSpace(line), ","), stop, nil
+}
+
+func run(n, tokens, workers int, secs time.Duration, here bool) error {
 	dir, err := os.MkdirTemp("", "neuro-bench-cluster")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	servers, err := natstest.Start(dir, 3)
+	urls, stop, err := startNATS(dir, here)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, s := range servers {
-			s.Shutdown()
-		}
-	}()
+	defer stop()
 	tok, err := tokenizers.Load("neuro-bpe-1k")
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
 	var nodes []*node
-	for i, s := range servers {
-		nc, err := nats.Connect(s.ClientURL())
+	for i, url := range urls {
+		nc, err := nats.Connect(url)
 		if err != nil {
 			return err
 		}
