@@ -717,12 +717,13 @@ func (s *jsonScanner) sample(param string) (runtime.Sample, *Error) {
 	case '{':
 		// Every value is read, as encoding/json reads them: a duplicate
 		// key's last value counts, and a wrong type anywhere fails.
-		const form = "an event sample is {\"events\": [[t, i], ...], \"timesteps\": T}"
+		const form = "an event sample is {\"events\": [[t, i], ...], \"timesteps\": T}, or {\"events_packed\" or \"raster\": base64, \"timesteps\": T}"
 		var (
 			steps            []byte
 			wrong, hasEvents bool
 			packed           []runtime.SpikeEvent
 			packedErr        string
+			raster           []byte
 		)
 		x.Events = []runtime.SpikeEvent{}
 		s.object(func(key string) *Error {
@@ -750,6 +751,19 @@ func (s *jsonScanner) sample(param string) (runtime.Sample, *Error) {
 					return nil
 				}
 				packed, packedErr = unpackEvents(text)
+			case key == "raster":
+				v := s.skip()
+				text, ok := stringValue(v)
+				if !ok {
+					packedErr = "raster must be a string: the spikes' bits in base64"
+					return nil
+				}
+				var err error
+				if raster, err = base64.StdEncoding.DecodeString(text); err != nil {
+					packedErr = fmt.Sprintf("raster is not base64: %v", err)
+				} else if raster == nil {
+					raster = []byte{}
+				}
 			case strings.EqualFold(key, "timesteps"):
 				if v := s.skip(); string(v) != "null" { // null leaves it as it was
 					steps = v
@@ -768,8 +782,12 @@ func (s *jsonScanner) sample(param string) (runtime.Sample, *Error) {
 			return bad("%s", packedErr)
 		case packed != nil && hasEvents:
 			return bad("give events or events_packed, not both")
+		case raster != nil && (hasEvents || packed != nil):
+			return bad("give events, events_packed or raster, one of them")
 		case packed != nil:
 			x.Events = packed
+		case raster != nil:
+			x.Events, x.Raster = nil, raster
 		}
 		t, ok := wholeNumber(steps)
 		if !ok || t < 1 || t > math.MaxInt32 {

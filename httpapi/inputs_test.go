@@ -202,8 +202,8 @@ func FuzzRunInputs(f *testing.F) {
 func checkRunBody(t *testing.T, body []byte) {
 	t.Helper()
 	var v any
-	if json.Unmarshal(body, &v) == nil && hasKey(v, "events_packed") {
-		return // the compact form, which encoding/json's reading ignored
+	if json.Unmarshal(body, &v) == nil && (hasKey(v, "events_packed") || hasKey(v, "raster")) {
+		return // the compact forms, which encoding/json's reading ignored
 	}
 	const maxSamples = 4
 	wantRaw, want, wantErr := refInputs(body, maxSamples)
@@ -309,6 +309,10 @@ func TestPackedEvents(t *testing.T) {
 		{`{"events_packed":[1],"timesteps":1}`, "must be a string"},
 		{`{"events_packed":"","events":[],"timesteps":1}`, "not both"},
 		{`{"events_packed":"AAAAAAAAAAA=","timesteps":0}`, "timesteps must be"},
+		{`{"raster":"!!","timesteps":1}`, "raster is not base64"},
+		{`{"raster":7,"timesteps":1}`, "raster must be a string"},
+		{`{"raster":"AA==","events_packed":"","timesteps":1}`, "one of them"},
+		{`{"raster":"AA==","timesteps":0}`, "timesteps must be"},
 	} {
 		_, _, e := newInputs([]byte(`{"inputs":[`+c.sample+`]}`), 4)
 		if e == nil || e.Param != "inputs[0]" || !strings.Contains(e.Message, c.want) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"net/http"
 	"slices"
 	"strings"
@@ -396,6 +397,9 @@ func (s *Server) parseRun(body []byte, d runtime.DeploymentInfo) (req *runtime.R
 		default:
 			t = x.Timesteps
 			values += len(x.Events)
+			for _, b := range x.Raster { // a raster's spikes, each an event once read
+				values += bits.OnesCount8(b)
+			}
 		}
 		if t > s.opts.MaxRunTimesteps {
 			return nil, 0, 0, invalid(param, "invalid_value", "%s runs %d timesteps; the limit is %d", param, t, s.opts.MaxRunTimesteps)

@@ -126,6 +126,15 @@ func TestDeployAndRunOwnNetwork(t *testing.T) {
 	if !reflect.DeepEqual(pv.Outputs, ev.Outputs) {
 		t.Errorf("packed events %+v, as JSON %+v", pv.Outputs, ev.Outputs)
 	}
+	raster, err := wire.EventSample{Events: [][2]int{{0, 5}, {3, 7}, {3, 9}}, Timesteps: 10}.Raster(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := json.Marshal(raster)
+	rv := decodeRun(t, do(s, "POST", "/v1/deployments/alice-digits/run", keyAlice, `{"inputs":[`+string(rb)+`],"record":["membrane"]}`))
+	if !reflect.DeepEqual(rv.Outputs, ev.Outputs) {
+		t.Errorf("a raster %+v, events as JSON %+v", rv.Outputs, ev.Outputs)
+	}
 
 	// Bad input names the sample.
 	good := vec(digits.Test.Inputs[0])
@@ -134,6 +143,8 @@ func TestDeployAndRunOwnNetwork(t *testing.T) {
 		{"matrix rows against timesteps", `{"inputs":[[` + good + `,` + good + `]],"timesteps":3}`, "inputs[0]"},
 		{"event input out of range", `{"inputs":[{"events":[[0,64]],"timesteps":4}]}`, "inputs[0]"},
 		{"event after the end", `{"inputs":[{"events":[[4,1]],"timesteps":4}]}`, "inputs[0]"},
+		{"raster of the wrong length", `{"inputs":[` + good + `,{"raster":"AAAA","timesteps":4}]}`, "inputs[1]"},
+		{"raster beside events", `{"inputs":[{"raster":"","events":[],"timesteps":4}]}`, "inputs[0]"},
 		{"negative step", `{"inputs":[` + good + `,{"events":[[-1,1]],"timesteps":4}]}`, "inputs[1]"},
 		{"infinite value", `{"inputs":[[1e39` + strings.Repeat(",0", 63) + `]]}`, "inputs[0]"},
 		{"too many samples", `{"inputs":[` + strings.Repeat(good+",", 8) + good + `]}`, "inputs"},

@@ -321,7 +321,7 @@ func TestRestoreMovesEntryToOwnersName(t *testing.T) {
 // An event sample steps through the device's event input (its spikes as
 // lists) and gives what the same spikes as a matrix give, through the
 // dense input, even with its events out of order and repeated within a
-// step.
+// step; so does a raster of them.
 func TestEventSampleMatchesMatrix(t *testing.T) {
 	rt := New(nil)
 	defer rt.Close()
@@ -348,14 +348,50 @@ func TestEventSampleMatchesMatrix(t *testing.T) {
 		return res.Outputs
 	}
 	byMatrix := run(Sample{Matrix: matrix})[0]
-	byEvents := run(Sample{Events: events, Timesteps: steps}, Sample{Events: events, Timesteps: steps})
+	raster := make([]byte, steps*4/8)
+	for st, row := range matrix {
+		for i, v := range row {
+			if v != 0 {
+				raster[(st*4+i)/8] |= 1 << ((st*4 + i) % 8)
+			}
+		}
+	}
+	byEvents := run(Sample{Events: events, Timesteps: steps}, Sample{Events: events, Timesteps: steps}, Sample{Raster: raster, Timesteps: steps})
 	if slices.Equal(byMatrix.FinalState, make([]float32, 3)) {
 		t.Fatal("the output membrane is zero: the test shows nothing")
 	}
 	for k, o := range byEvents {
 		if !slices.Equal(o.SpikeCounts, byMatrix.SpikeCounts) || !slices.Equal(o.FinalState, byMatrix.FinalState) {
-			t.Fatalf("sample %d as events: counts %v, final state %v; as a matrix: %v, %v", k, o.SpikeCounts, o.FinalState, byMatrix.SpikeCounts, byMatrix.FinalState)
+			t.Fatalf("sample %d as events or a raster: counts %v, final state %v; as a matrix: %v, %v", k, o.SpikeCounts, o.FinalState, byMatrix.SpikeCounts, byMatrix.FinalState)
 		}
+	}
+}
+
+// A raster of the wrong length, with bits set past its last step, or
+// beside events is refused, naming the sample and what is wrong.
+func TestRasterRefusals(t *testing.T) {
+	rt := New(nil)
+	defer rt.Close()
+	deploySmall(t, rt, 4)
+	for _, c := range []struct {
+		x    Sample
+		want string
+	}{
+		{Sample{Raster: make([]byte, 3), Timesteps: 7}, "the raster holds 3 bytes; 7 timesteps of 4 inputs take 4"},
+		{Sample{Raster: []byte{0, 0, 0, 0x10}, Timesteps: 7}, "the raster sets bits past its 7 timesteps of 4 inputs"},
+		{Sample{Raster: make([]byte, 4), Events: []SpikeEvent{}, Timesteps: 7}, "give events or a raster, not both"},
+		{Sample{Raster: make([]byte, 4)}, "timesteps of at least 1"},
+		{Sample{Raster: []byte{1}, Timesteps: math.MaxInt / 2}, "too many for a raster"},
+	} {
+		_, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: []Sample{{Vector: make([]float32, 4)}, c.x}})
+		var pe *ParamError
+		if !errors.As(err, &pe) || pe.Param != "inputs[1]" || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want inputs[1] and %q", c.x, err, c.want)
+		}
+	}
+	res, err := rt.Run(context.Background(), &RunRequest{Deployment: "small", Samples: []Sample{{Raster: []byte{0xff, 0xff, 0xff, 0x0f}, Timesteps: 7}}})
+	if err != nil || res.Outputs[0].SpikeCounts == nil {
+		t.Fatalf("a full raster of 7 steps: %v", err)
 	}
 }
 
@@ -407,4 +443,37 @@ func TestLargeRunPreparedInParts(t *testing.T) {
 			t.Fatalf("sample %d: %v in the batch, %v alone", k, res.Outputs[k].FinalState, alone.Outputs[0].FinalState)
 		}
 	}
+}
+
+// FuzzUnraster: any raster is refused or read into spikes in step and
+// input order, each within the raster, one for each bit set, that set
+// the same bits again.
+func FuzzUnraster(f *testing.F) {
+	f.Add([]byte{0x15, 0x01}, 3, 3)
+	f.Add([]byte{0xff, 0xff, 0xff, 0x0f}, 7, 4)
+	f.Add([]byte{0xff}, 1, 9)
+	f.Add([]byte{}, 0, 5)
+	f.Fuzz(func(t *testing.T, r []byte, steps, n int) {
+		if steps < 1 || n < 1 || n > 1<<20 {
+			return
+		}
+		ts, is, bad := unraster(r, steps, n)
+		if bad != "" {
+			return
+		}
+		again := make([]byte, len(r))
+		for k := range ts {
+			if ts[k] < 0 || ts[k] >= steps || is[k] < 0 || int(is[k]) >= n {
+				t.Fatalf("spike %d at step %d on input %d, outside %d steps of %d", k, ts[k], is[k], steps, n)
+			}
+			if k > 0 && (ts[k] < ts[k-1] || ts[k] == ts[k-1] && is[k] <= is[k-1]) {
+				t.Fatalf("spike %d out of order", k)
+			}
+			bit := ts[k]*n + int(is[k])
+			again[bit/8] |= 1 << (bit % 8)
+		}
+		if !slices.Equal(again, r) {
+			t.Fatalf("the spikes set %x, the raster was %x", again, r)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	goruntime "runtime"
 	"slices"
@@ -43,7 +44,8 @@ type RunRequest struct {
 	Principal, Endpoint string
 }
 
-// Sample is one input of a run: exactly one of Vector, Matrix and Events.
+// Sample is one input of a run: exactly one of Vector, Matrix, Events
+// and Raster.
 type Sample struct {
 	// Vector is presented at every step through the network's input
 	// encoding (as a current, spikes, or a spike probability).
@@ -52,7 +54,15 @@ type Sample struct {
 	Matrix [][]float32
 	// Events are input spikes: neuron Events[k].I fires at step
 	// Events[k].T. Timesteps says how long the sample runs.
-	Events    []SpikeEvent
+	Events []SpikeEvent
+	// Raster holds the same spikes as bits, a row of the network's n
+	// inputs per step: input i fires at step t where bit t·n+i is set,
+	// bit k being bit k%8 of byte k/8 (least significant first, as
+	// numpy.packbits writes with bitorder="little"). It is exactly
+	// ⌈Timesteps·n/8⌉ bytes, its bits past the last step zero. Dense
+	// spike trains (rate-coded images, say) are far smaller so than as
+	// events.
+	Raster    []byte
 	Timesteps int
 }
 
@@ -203,7 +213,7 @@ const parallelPrepare = 1 << 16
 func inputValues(samples []Sample) int {
 	n := 0
 	for _, x := range samples {
-		n += len(x.Events) + len(x.Vector)
+		n += len(x.Events) + len(x.Vector) + 8*len(x.Raster)
 		for _, row := range x.Matrix {
 			n += len(row)
 		}
@@ -278,13 +288,13 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 	s := &sample{ctx: ctx, output: out, wg: wg, spikes: req.Spikes, membrane: req.Membrane,
 		spiking: d.spikingOutput, steps: req.Timesteps}
 	forms := 0
-	for _, given := range []bool{x.Vector != nil, x.Matrix != nil, x.Events != nil || x.Timesteps != 0} {
+	for _, given := range []bool{x.Vector != nil, x.Matrix != nil, x.Events != nil || x.Raster != nil || x.Timesteps != 0} {
 		if given {
 			forms++
 		}
 	}
 	if forms != 1 {
-		return nil, bad("a sample is one of a vector of %d values, a matrix of rows of %d values, or {events, timesteps}", n, n)
+		return nil, bad("a sample is one of a vector of %d values, a matrix of rows of %d values, {events, timesteps} or {raster, timesteps}", n, n)
 	}
 	finite := func(v []float32) bool {
 		for _, f := range v {
@@ -339,6 +349,16 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 			return nil, bad("the sample says %d timesteps, the request %d", x.Timesteps, s.steps)
 		}
 		s.steps = x.Timesteps
+		if x.Raster != nil {
+			if x.Events != nil {
+				return nil, bad("give events or a raster, not both")
+			}
+			var err string
+			if s.ts, s.is, err = unraster(x.Raster, s.steps, n); err != "" {
+				return nil, bad("%s", err)
+			}
+			break
+		}
 		sorted, last := true, SpikeEvent{-1, -1}
 		for j, e := range x.Events {
 			if uint(e.T) >= uint(s.steps) {
@@ -373,6 +393,34 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 	}
 	out.SpikeCounts = make([]float32, m)
 	return s, nil
+}
+
+// unraster reads a Sample's Raster of steps rows of n inputs into the
+// steps and inputs of its spikes, in order; a bad raster is named in
+// the text returned.
+func unraster(r []byte, steps, n int) (ts []int, is []int32, bad string) {
+	if n > 0 && steps > math.MaxInt/8/n {
+		return nil, nil, fmt.Sprintf("%d timesteps of %d inputs are too many for a raster", steps, n)
+	}
+	cells := steps * n
+	if want := (cells + 7) / 8; len(r) != want {
+		return nil, nil, fmt.Sprintf("the raster holds %d bytes; %d timesteps of %d inputs take %d", len(r), steps, n, want)
+	}
+	if cells%8 != 0 && r[len(r)-1]>>(cells%8) != 0 {
+		return nil, nil, fmt.Sprintf("the raster sets bits past its %d timesteps of %d inputs", steps, n)
+	}
+	spikes := 0
+	for _, b := range r {
+		spikes += bits.OnesCount8(b)
+	}
+	ts, is = make([]int, 0, spikes), make([]int32, 0, spikes)
+	for j, b := range r {
+		for ; b != 0; b &= b - 1 {
+			k := 8*j + bits.TrailingZeros8(b)
+			ts, is = append(ts, k/n), append(is, int32(k%n))
+		}
+	}
+	return ts, is, ""
 }
 
 // sortEvents orders events by step and, within a step, by input, in

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -13,7 +15,8 @@ import (
 // RunRequest runs samples through a network's deployment (POST
 // /v1/deployments/{id}/run). Each sample is one of: a vector presented
 // at every step ([]float32), a matrix of one row per step
-// ([][]float32), or an EventSample.
+// ([][]float32), an EventSample, or its compact forms PackedEventSample
+// and RasterSample.
 type RunRequest struct {
 	Inputs    []any    `json:"inputs"`
 	Timesteps int      `json:"timesteps,omitempty"`
@@ -41,6 +44,8 @@ func (r *RunRequest) AppendJSON(b []byte) ([]byte, error) {
 			size += 32 + 12*len(x.Events)
 		case PackedEventSample:
 			size += 48 + len(x.Events)
+		case RasterSample:
+			size += 48 + len(x.Raster)
 		default:
 			size += 64
 		}
@@ -120,6 +125,11 @@ func appendInputs(b []byte, inputs []any, more bool) ([]byte, error) {
 		case PackedEventSample:
 			if x.Events == x.packed || plainBase64(x.Events) {
 				b = x.appendJSON(b)
+				continue
+			}
+		case RasterSample:
+			if x.Raster == x.packed || plainBase64(x.Raster) {
+				b = appendBase64Sample(b, `{"raster":"`, x.Raster, x.Timesteps)
 				continue
 			}
 		}
@@ -224,11 +234,49 @@ var notBase64 = func() (t [256]byte) {
 // appendJSON writes the sample as json.Marshal does, its Events being
 // plainBase64.
 func (s PackedEventSample) appendJSON(b []byte) []byte {
-	b = append(b, `{"events_packed":"`...)
-	b = append(b, s.Events...)
+	return appendBase64Sample(b, `{"events_packed":"`, s.Events, s.Timesteps)
+}
+
+// appendBase64Sample writes a sample of one plainBase64 text after
+// head, and its timesteps, as json.Marshal does.
+func appendBase64Sample(b []byte, head, text string, timesteps int) []byte {
+	b = append(b, head...)
+	b = append(b, text...)
 	b = append(b, `","timesteps":`...)
-	b = strconv.AppendInt(b, int64(s.Timesteps), 10)
+	b = strconv.AppendInt(b, int64(timesteps), 10)
 	return append(b, '}')
+}
+
+// RasterSample holds a sample's input spikes as bits in standard
+// base64: a row of the network's n inputs per step, input i firing at
+// step t where bit t·n+i is set, bit k being bit k%8 of byte k/8 (least
+// significant first, as numpy.packbits writes with bitorder="little").
+// It is exactly ⌈Timesteps·n/8⌉ bytes, with the bits past the last step
+// zero. Where more than about one input in 64 fires, it is smaller than
+// the events packed, and with dense spike trains (rate-coded images)
+// many times smaller.
+type RasterSample struct {
+	Raster    string `json:"raster"`
+	Timesteps int    `json:"timesteps"`
+	packed    string // the text EventSample.Raster wrote
+}
+
+// Raster returns the sample as a RasterSample of a network of inputs
+// inputs. Each event must lie within the sample's steps and the inputs.
+func (s EventSample) Raster(inputs int) (RasterSample, error) {
+	if s.Timesteps < 1 || inputs < 1 || s.Timesteps > math.MaxInt/8/inputs {
+		return RasterSample{}, fmt.Errorf("wire: a raster of %d timesteps of %d inputs", s.Timesteps, inputs)
+	}
+	b := make([]byte, (s.Timesteps*inputs+7)/8)
+	for k, e := range s.Events {
+		if uint(e[0]) >= uint(s.Timesteps) || uint(e[1]) >= uint(inputs) {
+			return RasterSample{}, fmt.Errorf("wire: event %d, [%d, %d], is outside %d timesteps of %d inputs", k, e[0], e[1], s.Timesteps, inputs)
+		}
+		bit := e[0]*inputs + e[1]
+		b[bit/8] |= 1 << (bit % 8)
+	}
+	text := base64.StdEncoding.EncodeToString(b)
+	return RasterSample{Raster: text, Timesteps: s.Timesteps, packed: text}, nil
 }
 
 // Run is the result of a run.

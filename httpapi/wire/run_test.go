@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"testing"
 )
@@ -11,11 +12,17 @@ func TestRunRequestAppendJSON(t *testing.T) {
 	var nilEvents *EventSample
 	changed := ev.Pack()
 	changed.Events = `"<changed after Pack>"`
+	raster, err := EventSample{Events: [][2]int{{0, 3}, {2, 9}, {7, 0}}, Timesteps: 8}.Raster(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changedRaster := raster
+	changedRaster.Raster = "<changed>"
 	for _, r := range []RunRequest{
 		{},
 		{Inputs: []any{}},
 		{Inputs: []any{ev, &ev, nilEvents, EventSample{}, ev.Pack(), []float32{1, 0.5, -2}, [][]float32{{1}, {0}}, nil,
-			PackedEventSample{Events: "not \"base64\" <&>\u2028", Timesteps: 2}, changed},
+			PackedEventSample{Events: "not \"base64\" <&>\u2028", Timesteps: 2}, changed, raster, changedRaster},
 			Timesteps: 8, Record: []string{"spikes", "membrane"}, Model: "a<b>&c", Seed: -3},
 		{Inputs: []any{ev}, Seed: 1},
 	} {
@@ -74,4 +81,27 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// Raster sets one bit an event, least significant first, and refuses an
+// event outside its steps or inputs.
+func TestEventSampleRaster(t *testing.T) {
+	r, err := EventSample{Events: [][2]int{{0, 0}, {0, 2}, {1, 1}, {2, 2}, {2, 2}}, Timesteps: 3}.Raster(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bits 0, 2, 4 and 8: 0b00010101, 0b00000001
+	if want := base64.StdEncoding.EncodeToString([]byte{0x15, 0x01}); r.Raster != want || r.Timesteps != 3 {
+		t.Errorf("raster %q, want %q", r.Raster, want)
+	}
+	for _, ev := range []EventSample{
+		{Events: [][2]int{{3, 0}}, Timesteps: 3},
+		{Events: [][2]int{{0, 3}}, Timesteps: 3},
+		{Events: [][2]int{{-1, 0}}, Timesteps: 3},
+		{Timesteps: 0},
+	} {
+		if _, err := ev.Raster(3); err == nil {
+			t.Errorf("%+v made a raster of 3 inputs", ev)
+		}
+	}
 }
