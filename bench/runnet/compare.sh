@@ -29,7 +29,7 @@ rows = {}
 for line in open(sys.argv[1]):
     d = json.loads(line)
     rows.setdefault((d["network"], d["activity_percent"]), []).append(d)
-cases = ["rest_batch1", "rest_full_batch", "packed_batch1", "packed_full_batch", "in_process_batch1", "in_process_full_batch"]
+cases = ["rest_batch1", "rest_full_batch", "packed_batch1", "packed_full_batch", "raster_batch1", "raster_full_batch", "in_process_batch1", "in_process_full_batch"]
 print("| network | activity | counts differing | snnTorch b1 / b64 (samples/s) | " + " | ".join(cases) + " |")
 print("|---|---:|---:|---:|" + "---:|" * len(cases))
 for (net, pct), ds in rows.items():

@@ -7,10 +7,11 @@
 // counts. This program compiles each saved file through POST /v1/compile
 // of a server in the same process, deploys it on cpu, compares every
 // sample's output spike counts with snnTorch's, and times each network
-// and activity six ways: POST /v1/deployments/{id}/run at batch 1 (one
+// and activity eight ways: POST /v1/deployments/{id}/run at batch 1 (one
 // sample per request, one request at a time) and at a full batch (64
-// samples per request), with the events as JSON pairs and in compact
-// form (events_packed), and Runtime.Run in-process at both batches. It
+// samples per request), with the events as JSON pairs, in compact form
+// (events_packed) and as a raster of bits (raster), and Runtime.Run
+// in-process at both batches. It
 // prints one JSON line per network and activity. -cpuprofile profiles
 // each case to a file of its own.
 //
@@ -26,6 +27,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -166,7 +168,7 @@ func run(ctx context.Context, dir string, budget time.Duration, nets, activities
 			line["network"], line["description"], line["activity_percent"] = name, descriptions[name], pct
 			line["snntorch"], line["snntorch_threads"] = ref.Library, ref.Threads
 			line["snntorch_batch1"], line["snntorch_full_batch"] = a.Batch1, a.FullBatch
-			for _, k := range []string{"rest", "packed", "in_process"} {
+			for _, k := range []string{"rest", "packed", "raster", "in_process"} {
 				line["ratio_"+k+"_batch1"] = line[k+"_batch1"].(float64) / a.Batch1
 				line["ratio_"+k+"_full_batch"] = line[k+"_full_batch"].(float64) / a.FullBatch
 			}
@@ -211,14 +213,23 @@ func abs(x int) int {
 }
 
 // measure checks one network's outputs at one activity against
-// snnTorch's counts and times the six cases.
+// snnTorch's counts and times the eight cases.
 func measure(ctx context.Context, c *client.Client, rt *runtime.Runtime, id string, events []client.EventSample,
 	counts [][]int, batch int, budget time.Duration, tag string) (map[string]any, error) {
+	d, err := rt.Deployment(id)
+	if err != nil {
+		return nil, err
+	}
+	inputs, _ := d.Model.Ports()
 	samples := make([]any, len(events))
 	packed := make([]any, len(events))
+	raster := make([]any, len(events))
 	direct := make([]runtime.Sample, len(events))
 	nEvents := 0
 	for k, ev := range events {
+		if raster[k], err = ev.Raster(inputs); err != nil {
+			return nil, err
+		}
 		samples[k], packed[k] = ev, ev.Pack()
 		s := runtime.Sample{Timesteps: ev.Timesteps, Events: make([]runtime.SpikeEvent, len(ev.Events))}
 		for j, e := range ev.Events {
@@ -230,6 +241,15 @@ func measure(ctx context.Context, c *client.Client, rt *runtime.Runtime, id stri
 	res, err := c.Run(ctx, id, &client.RunRequest{Inputs: samples[:batch]})
 	if err != nil {
 		return nil, err
+	}
+	byRaster, err := c.Run(ctx, id, &client.RunRequest{Inputs: raster[:batch]})
+	if err != nil {
+		return nil, err
+	}
+	for k, o := range byRaster.Outputs {
+		if !slices.Equal(o.SpikeCounts, res.Outputs[k].SpikeCounts) {
+			return nil, fmt.Errorf("%s: sample %d's counts as a raster %v, as events %v", tag, k, o.SpikeCounts, res.Outputs[k].SpikeCounts)
+		}
 	}
 	// float32 sums in another order (events gathered by column, against
 	// torch's dense product) can put a membrane on the other side of the
@@ -276,6 +296,7 @@ func measure(ctx context.Context, c *client.Client, rt *runtime.Runtime, id stri
 		call  func(lo, hi int) error
 	}{{"rest_batch1", 1, over(samples)}, {"rest_full_batch", batch, over(samples)},
 		{"packed_batch1", 1, over(packed)}, {"packed_full_batch", batch, over(packed)},
+		{"raster_batch1", 1, over(raster)}, {"raster_full_batch", batch, over(raster)},
 		{"in_process_batch1", 1, inProcess}, {"in_process_full_batch", batch, inProcess}} {
 		stop, err := startProfile(tag + "." + cs.name)
 		if err != nil {
