@@ -27,8 +27,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
