@@ -168,6 +168,7 @@ type Node struct {
 type owned struct {
 	rev     uint64    // the lease's revision
 	renewed time.Time // last successful renewal
+	last    lease     // what that renewal wrote
 	spec    spec
 }
 

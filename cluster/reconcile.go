@@ -160,7 +160,7 @@ func (n *Node) claim(s spec, old leaseEntry, leased bool) {
 	_, err = n.rt.Start(n.ctx, runtime.DeploymentSpec{ID: s.ID, Model: s.Model, Device: s.Device,
 		Config: hal.Config{Options: s.Options}, MaxBatch: s.MaxBatch, Replicas: s.Replicas, Owner: s.Owner})
 	n.mu.Lock()
-	n.owned[s.ID] = &owned{rev: rev, renewed: time.Now(), spec: s}
+	n.owned[s.ID] = &owned{rev: rev, renewed: time.Now(), last: lease{Node: n.o.Name, Status: runtime.StatusLoading}, spec: s}
 	if cur := n.leaseOf[s.ID]; cur.rev < rev { // before the watch brings it
 		n.leaseOf[s.ID] = leaseEntry{lease: lease{Node: n.o.Name, Status: runtime.StatusLoading}, rev: rev, seen: time.Now()}
 	}
@@ -180,10 +180,10 @@ func (n *Node) claim(s spec, old leaseEntry, leased bool) {
 	}()
 }
 
-// renew writes the lease again with the deployment's state now. A
-// revision conflict means another node took it: the local copy goes.
-// A node that cannot renew for a whole LeaseTTL (cut off from NATS)
-// stops serving, since another node may have taken over.
+// renew writes the lease again with the deployment's state now, when
+// it is due. A revision conflict means another node took it: the local
+// copy goes. A node that cannot renew for a whole LeaseTTL (cut off from
+// NATS) stops serving, since another node may have taken over.
 func (n *Node) renew(id string, ow owned) {
 	n.mu.Lock()
 	leaving := n.leaving
@@ -195,6 +195,9 @@ func (n *Node) renew(id string, ow owned) {
 		if info.Failure != nil {
 			l.Failure = info.Failure.Error()
 		}
+	}
+	if !renewalDue(ow, l, n.o.LeaseTTL) {
+		return
 	}
 	err := n.writeLease(id, l)
 	switch {
@@ -254,6 +257,19 @@ func (n *Node) settleConflict(id string, ow owned, leaving bool) {
 	n.drop(id, "its lease was taken by "+l.Node)
 }
 
+// renewalDue reports whether a held lease must be written: what other
+// nodes act on (its holder, status, failure, handover) has changed, or
+// it was last written LeaseTTL/6 ago or more, so that the loop's
+// renewal every LeaseTTL/3 always writes it. Load alone (Active, Queued)
+// waits for that renewal. Every lease written wakes every node's loop,
+// which reconciles: a loop that wrote its own leases each time would
+// keep the others writing theirs without end.
+func renewalDue(ow owned, l lease, ttl time.Duration) bool {
+	was := ow.last
+	was.Active, was.Queued = l.Active, l.Queued
+	return was != l || time.Since(ow.renewed) >= ttl/6
+}
+
 func (n *Node) writeLease(id string, l lease) error {
 	n.mu.Lock()
 	ow, ok := n.owned[id]
@@ -270,7 +286,7 @@ func (n *Node) writeLease(id string, l lease) error {
 	}
 	n.mu.Lock()
 	if cur, ok := n.owned[id]; ok && cur == ow {
-		cur.rev, cur.renewed = rev, time.Now()
+		cur.rev, cur.renewed, cur.last = rev, time.Now(), l
 	}
 	n.mu.Unlock()
 	return nil
