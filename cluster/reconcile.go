@@ -258,16 +258,24 @@ func (n *Node) settleConflict(id string, ow owned, leaving bool) {
 }
 
 // renewalDue reports whether a held lease must be written: what other
-// nodes act on (its holder, status, failure, handover) has changed, or
-// it was last written LeaseTTL/6 ago or more, so that the loop's
-// renewal every LeaseTTL/3 always writes it. Load alone (Active, Queued)
-// waits for that renewal. Every lease written wakes every node's loop,
-// which reconciles: a loop that wrote its own leases each time would
-// keep the others writing theirs without end.
+// nodes act on (its holder, status, failure, handover) has changed; its
+// load (Active, Queued), which routing by model reads, has changed and
+// was last written LeaseTTL/30 ago or more; or it was last written
+// LeaseTTL/6 ago or more, so that the loop's renewal every LeaseTTL/3
+// always writes it. Every lease written wakes every node's loop, which
+// reconciles: a loop that wrote its own leases each time would keep the
+// others writing theirs without end.
 func renewalDue(ow owned, l lease, ttl time.Duration) bool {
+	since := time.Since(ow.renewed)
 	was := ow.last
+	if was == l {
+		return since >= ttl/6
+	}
 	was.Active, was.Queued = l.Active, l.Queued
-	return was != l || time.Since(ow.renewed) >= ttl/6
+	if was == l {
+		return since >= ttl/30
+	}
+	return true
 }
 
 func (n *Node) writeLease(id string, l lease) error {
