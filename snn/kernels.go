@@ -278,11 +278,13 @@ func gatherT(y, w, a []float32, rows []int32, ldw int) {
 // as gatherInput sums two inputs from zero, and bit i of mask set where
 // th < u[i]. The results are bit-identical to gatherInput, axpby and
 // nextAbove run one after the other, in one pass over the state instead of
-// four. x2 may be nil; mask holds (len(u)+63)/64 words, and the bits past
-// len(u) are left as they are.
-func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint64) {
+// four. A neuron whose bit is set in frozen keeps its u (a refractory
+// hold), and its mask bit tests that. x2 may be nil; mask and frozen hold
+// (len(u)+63)/64 words, and the bits of mask past len(u) are left as they
+// are.
+func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask, frozen []uint64) {
 	n := len(u)
-	x1, mask = x1[:n], mask[:(n+63)/64]
+	x1, mask, frozen = x1[:n], mask[:(n+63)/64], frozen[:(n+63)/64]
 	var p2 *float32
 	if x2 != nil {
 		x2 = x2[:n]
@@ -293,25 +295,28 @@ func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint64) {
 	done := 0
 	switch {
 	case isa == isaAVX512 && n > 0:
-		lifUpdateAVX512(a, c, th, &u[0], &x1[0], p2, n, &mask[0])
+		lifUpdateAVX512(a, c, th, &u[0], &x1[0], p2, n, &mask[0], &frozen[0])
 		return
 	case isa == isaAVX2 && n >= 8:
 		done = n &^ 7
-		lifUpdateAVX2(a, c, th, &u[0], &x1[0], p2, done, &mask[0])
+		lifUpdateAVX2(a, c, th, &u[0], &x1[0], p2, done, &mask[0], &frozen[0])
 	}
 	for i := done; i < n; i++ {
 		s := x1[i]
 		if x2 != nil {
 			s = (s + 0) + x2[i]
 		}
-		setBit(mask, i, th, fma32(c, s, float32(a*u[i])), u)
+		setBit(mask, frozen, i, th, fma32(c, s, float32(a*u[i])), u)
 	}
 }
 
-// setBit stores v in u[i] and sets bit i of mask to th < v.
-func setBit(mask []uint64, i int, th, v float32, u []float32) {
-	u[i] = v
-	if th < v {
+// setBit stores v in u[i], unless bit i of frozen is set, and sets bit i
+// of mask to th < u[i].
+func setBit(mask, frozen []uint64, i int, th, v float32, u []float32) {
+	if frozen[i>>6]&(1<<(i&63)) == 0 {
+		u[i] = v
+	}
+	if th < u[i] {
 		mask[i>>6] |= 1 << (i & 63)
 	} else {
 		mask[i>>6] &^= 1 << (i & 63)
@@ -319,24 +324,26 @@ func setBit(mask []uint64, i int, th, v float32, u []float32) {
 }
 
 // lifChain is axpby(a1, g1, c1, x1), axpby(a2, g2, c2, x2) and then
-// lifUpdate(a, c, th, u, g1, g2, mask), bit for bit, in one pass: two
-// leaky integrators and the spiking neuron they alone feed.
-func lifChain(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u []float32, mask []uint64) {
+// lifUpdate(a, c, th, u, g1, g2, mask, frozen), bit for bit, in one pass:
+// two leaky integrators and the spiking neuron they alone feed. The
+// integrators of a frozen neuron update all the same.
+func lifChain(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u []float32, mask, frozen []uint64) {
 	n := len(u)
-	g1, x1, g2, x2, mask = g1[:n], x1[:n], g2[:n], x2[:n], mask[:(n+63)/64]
+	g1, x1, g2, x2 = g1[:n], x1[:n], g2[:n], x2[:n]
+	mask, frozen = mask[:(n+63)/64], frozen[:(n+63)/64]
 	done := 0
 	switch {
 	case isa == isaAVX512 && n > 0:
-		lifChainAVX512(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], n, &mask[0])
+		lifChainAVX512(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], n, &mask[0], &frozen[0])
 		return
 	case isa == isaAVX2 && n >= 8:
 		done = n &^ 7
-		lifChainAVX2(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], done, &mask[0])
+		lifChainAVX2(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], done, &mask[0], &frozen[0])
 	}
 	for i := done; i < n; i++ {
 		g1[i] = fma32(c1, x1[i], float32(a1*g1[i]))
 		g2[i] = fma32(c2, x2[i], float32(a2*g2[i]))
-		setBit(mask, i, th, fma32(c, (g1[i]+0)+g2[i], float32(a*u[i])), u)
+		setBit(mask, frozen, i, th, fma32(c, (g1[i]+0)+g2[i], float32(a*u[i])), u)
 	}
 }
 

@@ -430,14 +430,24 @@ func FuzzGemm4(f *testing.F) {
 	})
 }
 
-// checkLIFUpdate compares lifUpdate at every level with the passes it
-// fuses, run with the portable kernels: gatherInput's sum from zero,
-// axpby, then nextAbove for the threshold bits.
-func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32) {
-	t.Helper()
+// frozenBits is a bit mask of n neurons with bit i set where bit 3 of
+// u[i]'s encoding is: about every other neuron, arbitrarily placed.
+func frozenBits(u []float32) []uint64 {
+	f := make([]uint64, (len(u)+63)/64)
+	for i, v := range u {
+		if math.Float32bits(v)&8 != 0 {
+			f[i>>6] |= 1 << (i & 63)
+		}
+	}
+	return f
+}
+
+// refLIF is the reference of lifUpdate, with the portable kernels: the
+// passes it fuses (gatherInput's sum from zero, axpby), then the frozen
+// neurons put back, then nextAbove for the threshold bits.
+func refLIF(a, c, th float32, u0, x1, x2 []float32, frozen []uint64) (u []float32, above []int) {
 	n := len(u0)
-	want := append([]float32(nil), u0...)
-	var wantIdx []int
+	u = append([]float32(nil), u0...)
 	withISA(isaGo, func() {
 		s := x1
 		if x2 != nil {
@@ -445,30 +455,76 @@ func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32) {
 			addTo(s, x1)
 			addTo(s, x2)
 		}
-		axpby(a, want, c, s)
-		for i := nextAbove(want, th, 0); i < n; i = nextAbove(want, th, i+1) {
-			wantIdx = append(wantIdx, i)
+		axpby(a, u, c, s)
+		for i := range u {
+			if frozen[i>>6]&(1<<(i&63)) != 0 {
+				u[i] = u0[i]
+			}
+		}
+		for i := nextAbove(u, th, 0); i < n; i = nextAbove(u, th, i+1) {
+			above = append(above, i)
 		}
 	})
+	return u, above
+}
+
+// checkMask compares the threshold bits of a fused step with want and
+// checks that the word past them (guard) is left as it is.
+func checkMask(t *testing.T, what string, mask []uint64, want []int) {
+	t.Helper()
+	var idx []int
+	for w, m := range mask[:len(mask)-1] {
+		for b := range 64 {
+			if m&(1<<b) != 0 {
+				idx = append(idx, 64*w+b)
+			}
+		}
+	}
+	if fmt.Sprint(idx) != fmt.Sprint(want) || mask[len(mask)-1] != 0xbeef {
+		t.Fatalf("%s: above threshold %v, want %v (guard %#x)", what, idx, want, mask[len(mask)-1])
+	}
+}
+
+// checkLIFUpdate compares lifUpdate at every level with refLIF.
+func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32, frozen []uint64) {
+	t.Helper()
+	n := len(u0)
+	want, wantIdx := refLIF(a, c, th, u0, x1, x2, frozen)
 	for _, l := range isaLevels() {
 		u := append([]float32(nil), u0...)
 		mask := make([]uint64, (n+63)/64+1)
 		mask[len(mask)-1] = 0xbeef // beyond the neurons: must stay as it is
-		withISA(l, func() { lifUpdate(a, c, th, u, x1, x2, mask[:len(mask)-1]) })
+		withISA(l, func() { lifUpdate(a, c, th, u, x1, x2, mask[:len(mask)-1], frozen) })
 		if i := sameBits(u, want); i >= 0 {
 			t.Fatalf("n %d two %v level %v: u[%d] = %v, want %v", n, x2 != nil, l, i, u[i], want[i])
 		}
-		var idx []int
-		for w, m := range mask[:len(mask)-1] {
-			for b := range 64 {
-				if m&(1<<b) != 0 {
-					idx = append(idx, 64*w+b)
-				}
+		checkMask(t, fmt.Sprintf("n %d two %v level %v", n, x2 != nil, l), mask, wantIdx)
+	}
+}
+
+// checkLIFChain compares lifChain at every level with the two axpby
+// passes of the integrators, then refLIF on their states.
+func checkLIFChain(t *testing.T, a, c, th float32, u0, g10, x1, g20, x2 []float32, frozen []uint64) {
+	t.Helper()
+	n := len(u0)
+	const a1, c1, a2, c2 = 0.75, 1.5, 0.875, -0.5
+	wg1, wg2 := append([]float32(nil), g10...), append([]float32(nil), g20...)
+	withISA(isaGo, func() {
+		axpby(a1, wg1, c1, x1)
+		axpby(a2, wg2, c2, x2)
+	})
+	want, wantIdx := refLIF(a, c, th, u0, wg1, wg2, frozen)
+	for _, l := range isaLevels() {
+		u, g1, g2 := append([]float32(nil), u0...), append([]float32(nil), g10...), append([]float32(nil), g20...)
+		mask := make([]uint64, (n+63)/64+1)
+		mask[len(mask)-1] = 0xbeef
+		withISA(l, func() { lifChain(a1, c1, a2, c2, a, c, th, g1, x1, g2, x2, u, mask[:len(mask)-1], frozen) })
+		for k, p := range [][2][]float32{{u, want}, {g1, wg1}, {g2, wg2}} {
+			if i := sameBits(p[0], p[1]); i >= 0 {
+				t.Fatalf("chain n %d level %v: state %d [%d] = %v, want %v", n, l, k, i, p[0][i], p[1][i])
 			}
 		}
-		if fmt.Sprint(idx) != fmt.Sprint(wantIdx) || mask[len(mask)-1] != 0xbeef {
-			t.Fatalf("n %d two %v level %v: above threshold %v, want %v (guard %#x)", n, x2 != nil, l, idx, wantIdx, mask[len(mask)-1])
-		}
+		checkMask(t, fmt.Sprintf("chain n %d level %v", n, l), mask, wantIdx)
 	}
 }
 
@@ -483,7 +539,7 @@ func TestLIFUpdateBitIdentical(t *testing.T) {
 	}
 	negZero := float32(math.Copysign(0, -1))
 	for _, n := range []int{0, 1, 15, 16, 17, 33, 100, 4000} {
-		u, x1, x2 := vec(n), vec(n), vec(n)
+		u, x1, x2, g1, g2 := vec(n), vec(n), vec(n), vec(n), vec(n)
 		for i := 0; i < n; i += 7 { // signed zeros, NaN and infinities on every path
 			x1[i], x2[i] = negZero, negZero
 			if i%3 == 0 {
@@ -493,21 +549,34 @@ func TestLIFUpdateBitIdentical(t *testing.T) {
 		if n > 20 {
 			u[3], x1[5], x2[9] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
 		}
-		checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, nil)
-		checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, x2)
+		none := make([]uint64, (n+63)/64)
+		frozen := frozenBits(u)
+		for i := range u { // frozen above the threshold: its bit tests the state kept
+			if frozen[i>>6]&(1<<(i&63)) != 0 && i%5 == 0 {
+				u[i] = 2
+			}
+		}
+		for _, f := range [][]uint64{none, frozen} {
+			checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, nil, f)
+			checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, x2, f)
+			checkLIFChain(t, 0.9, 0.35, 0.5, u, g1, x1, g2, x2, f)
+		}
 	}
 }
 
-// FuzzLIFUpdate: the fused neuron step agrees with the passes it replaces
-// on arbitrary bits.
+// FuzzLIFUpdate: the fused neuron steps agree with the passes they
+// replace on arbitrary bits, some neurons frozen.
 func FuzzLIFUpdate(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, off uint8, a, c float32) {
-		v := fuzzFloats(data, 3*1024)
-		n := len(v) / 3
+		v := fuzzFloats(data, 5*1024)
+		n := len(v) / 5
 		th := float32(int(off)-128) / 64
-		checkLIFUpdate(t, a, c, th, v[:n], v[n:2*n], nil)
-		checkLIFUpdate(t, a, c, th, v[:n], v[n:2*n], v[2*n:3*n])
+		u, x1, x2, g1, g2 := v[:n], v[n:2*n], v[2*n:3*n], v[3*n:4*n], v[4*n:5*n]
+		frozen := frozenBits(x2)
+		checkLIFUpdate(t, a, c, th, u, x1, nil, frozen)
+		checkLIFUpdate(t, a, c, th, u, x1, x2, frozen)
+		checkLIFChain(t, a, c, th, u, g1, x1, g2, x2, frozen)
 	})
 }
 
@@ -603,9 +672,10 @@ func TestFusedNeuronStep(t *testing.T) {
 // and inhibitory synapses, so read one step late), runs its fused chain on
 // AVX-512 and gives the same spikes, states and conductances, bit for bit,
 // as the separate steps at every level, in a batch with one slot idle part
-// of the time and one reset midway; also when the conductances are looked
-// at after every step (settle), and with a third reader of one of them,
-// which turns the fusion off.
+// of the time, one reset midway and the states set while neurons are
+// held; also when the conductances are looked at after every step
+// (settle), and with a third reader of one of them, which turns the
+// fusion off.
 func TestFusedChain(t *testing.T) {
 	const n, batch, steps = 500, 3, 300
 	rng := rand.New(rand.NewPCG(23, 24))
@@ -659,7 +729,12 @@ func TestFusedChain(t *testing.T) {
 			if err := sim.SetActive(on); err != nil {
 				t.Fatal(err)
 			}
-			if step == steps/2 {
+			switch step {
+			case steps / 3: // held neurons too: they go back to their held values
+				if err := sim.SetState("P", VarV, v0); err != nil {
+					t.Fatal(err)
+				}
+			case steps / 2:
 				if err := sim.Reset(2); err != nil {
 					t.Fatal(err)
 				}

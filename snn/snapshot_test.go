@@ -171,6 +171,62 @@ func TestSlotStateRefused(t *testing.T) {
 	}
 }
 
+// TestSlotStateRefractoryRefused: a state whose held neurons are not
+// what a step leaves (one held twice, out of the order they are released
+// in, or held until another clock than its refUntil) is refused; the
+// state as saved loads and steps on as the slot it came from.
+func TestSlotStateRefractoryRefused(t *testing.T) {
+	w := NewTensor(30, 20)
+	for i := range w.Data { // neuron r settles at 0.08·(r + 1): they fire at different steps
+		w.Data[i] = float32(i/20+1) * 0.004
+	}
+	g := NewGraph().
+		Add("in", &Input{Shape: []int{20}}).
+		Add("fc", &Linear{Weight: w}).
+		Add("lif", &LIF{Tau: []float64{5e-3}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{0.5},
+			VReset: []float64{0}, Refractory: []float64{6e-3}}).
+		Connect("in", "fc", "lif")
+	sim, err := NewSimulator(g, &Options{Batch: 2, Dt: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	x := make([]float32, 40)
+	for i := range x {
+		x[i] = 1
+	}
+	for range 7 {
+		sim.Step(x)
+	}
+	op := sim.byName["lif"].op.(*neuronOp)
+	held := op.refList[0].held()
+	if len(held) < 2 || held[0].until == held[len(held)-1].until {
+		t.Fatalf("held %v: the test needs neurons held until different steps", held)
+	}
+	state, _ := sim.SaveSlot(nil, 0)
+	// The entries end the state: index, held value, until; 16 bytes each.
+	entry := func(b []byte, k int) []byte { return b[len(b)-16*(len(held)-k):][:16] }
+	dup, order, until := slices.Clone(state), slices.Clone(state), slices.Clone(state)
+	copy(entry(dup, 1), entry(state, 0))
+	copy(entry(order, 0), entry(state, len(held)-1))
+	copy(entry(order, len(held)-1), entry(state, 0))
+	entry(until, 0)[8]++
+	for name, b := range map[string][]byte{"held twice": dup, "out of order": order, "until": until} {
+		if err := sim.LoadSlot(1, b); !errors.Is(err, ErrSlotState) {
+			t.Errorf("%s: %v, want ErrSlotState", name, err)
+		}
+	}
+	if err := sim.LoadSlot(1, state); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		sim.Step(x)
+		if out := sim.NodeOutput("lif"); !slices.Equal(out[:30], out[30:]) {
+			t.Fatal("the loaded slot steps otherwise than the one saved")
+		}
+	}
+}
+
 func newReset(t *testing.T, g *Graph) *Simulator {
 	sim, err := NewSimulator(g, &Options{Batch: 1, Dt: 1e-3})
 	if err != nil {
