@@ -2234,9 +2234,9 @@ DATA laneShifts<>+24(SB)/4, $0x00000019
 DATA laneShifts<>+28(SB)/4, $0x00000018
 GLOBL laneShifts<>(SB), RODATA|NOPTR, $32
 
-// func lifUpdateAVX2(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, mask *uint64, frozen *uint64)
+// func lifUpdateAVX2(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, frozen *uint64, cand *int32) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·lifUpdateAVX2(SB), NOSPLIT, $0-64
+TEXT ·lifUpdateAVX2(SB), NOSPLIT, $0-72
 	VBROADCASTSS a+0(FP), Y0
 	VBROADCASTSS c+4(FP), Y1
 	VBROADCASTSS th+8(FP), Y2
@@ -2244,8 +2244,8 @@ TEXT ·lifUpdateAVX2(SB), NOSPLIT, $0-64
 	MOVQ         x1+24(FP), SI
 	MOVQ         x2+32(FP), DX
 	MOVQ         n+40(FP), R8
-	MOVQ         mask+48(FP), R9
-	MOVQ         frozen+56(FP), R12
+	MOVQ         cand+56(FP), R9
+	MOVQ         frozen+48(FP), R12
 	VMOVDQU      laneShifts<>+0(SB), Y15
 	VXORPS       Y9, Y9, Y9
 	XORQ         AX, AX
@@ -2269,11 +2269,22 @@ two8:
 	VMOVUPS      Y4, (DI)(AX*4)
 	VCMPPS       $0x11, Y4, Y2, Y5
 	VMOVMSKPS    Y5, BX
-	MOVB         BL, (R9)
-	ADDQ         $0x01, R9
-	ADDQ         $0x08, AX
-	SUBQ         $0x08, R8
-	JMP          two8
+	TESTL        BX, BX
+	JZ           nonetwo
+
+eachtwo:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachtwo
+
+nonetwo:
+	ADDQ $0x08, AX
+	SUBQ $0x08, R8
+	JMP  two8
 
 one8:
 	CMPQ         R8, $0x08
@@ -2290,19 +2301,33 @@ one8:
 	VMOVUPS      Y4, (DI)(AX*4)
 	VCMPPS       $0x11, Y4, Y2, Y5
 	VMOVMSKPS    Y5, BX
-	MOVB         BL, (R9)
-	ADDQ         $0x01, R9
-	ADDQ         $0x08, AX
-	SUBQ         $0x08, R8
-	JMP          one8
+	TESTL        BX, BX
+	JZ           noneone
+
+eachone:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachone
+
+noneone:
+	ADDQ $0x08, AX
+	SUBQ $0x08, R8
+	JMP  one8
 
 done:
+	SUBQ cand+56(FP), R9
+	SHRQ $0x02, R9
+	MOVQ R9, ret+64(FP)
 	VZEROUPPER
 	RET
 
-// func lifChainAVX2(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, mask *uint64, frozen *uint64)
+// func lifChainAVX2(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, frozen *uint64, cand *int32) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·lifChainAVX2(SB), NOSPLIT, $0-96
+TEXT ·lifChainAVX2(SB), NOSPLIT, $0-104
 	VBROADCASTSS a1+0(FP), Y10
 	VBROADCASTSS c1+4(FP), Y11
 	VBROADCASTSS a2+8(FP), Y12
@@ -2316,8 +2341,8 @@ TEXT ·lifChainAVX2(SB), NOSPLIT, $0-96
 	MOVQ         x2+56(FP), R11
 	MOVQ         u+64(FP), DI
 	MOVQ         n+72(FP), R8
-	MOVQ         mask+80(FP), R9
-	MOVQ         frozen+88(FP), R12
+	MOVQ         cand+88(FP), R9
+	MOVQ         frozen+80(FP), R12
 	VMOVDQU      laneShifts<>+0(SB), Y15
 	VXORPS       Y9, Y9, Y9
 	XORQ         AX, AX
@@ -2345,19 +2370,33 @@ chain8:
 	VMOVUPS      Y6, (DI)(AX*4)
 	VCMPPS       $0x11, Y6, Y2, Y7
 	VMOVMSKPS    Y7, BX
-	MOVB         BL, (R9)
-	ADDQ         $0x01, R9
-	ADDQ         $0x08, AX
-	SUBQ         $0x08, R8
-	JMP          chain8
+	TESTL        BX, BX
+	JZ           nonechain
+
+eachchain:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachchain
+
+nonechain:
+	ADDQ $0x08, AX
+	SUBQ $0x08, R8
+	JMP  chain8
 
 done:
+	SUBQ cand+88(FP), R9
+	SHRQ $0x02, R9
+	MOVQ R9, ret+96(FP)
 	VZEROUPPER
 	RET
 
-// func lifUpdateAVX512(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, mask *uint64, frozen *uint64)
+// func lifUpdateAVX512(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, frozen *uint64, cand *int32) int
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·lifUpdateAVX512(SB), NOSPLIT, $0-64
+TEXT ·lifUpdateAVX512(SB), NOSPLIT, $0-72
 	VBROADCASTSS a+0(FP), Z0
 	VBROADCASTSS c+4(FP), Z1
 	VBROADCASTSS th+8(FP), Z2
@@ -2365,8 +2404,8 @@ TEXT ·lifUpdateAVX512(SB), NOSPLIT, $0-64
 	MOVQ         x1+24(FP), SI
 	MOVQ         x2+32(FP), DX
 	MOVQ         n+40(FP), R8
-	MOVQ         mask+48(FP), R9
-	MOVQ         frozen+56(FP), R12
+	MOVQ         cand+56(FP), R9
+	MOVQ         frozen+48(FP), R12
 	VXORPS       Z9, Z9, Z9
 	XORQ         AX, AX
 	TESTQ        DX, DX
@@ -2385,11 +2424,23 @@ two16:
 	ADDQ        $0x02, R12
 	VMOVUPS     Z4, (DI)(AX*4)
 	VCMPPS      $0x11, Z4, Z2, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
-	ADDQ        $0x10, AX
-	SUBQ        $0x10, R8
-	JMP         two16
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          nonetwo
+
+eachtwo:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachtwo
+
+nonetwo:
+	ADDQ $0x10, AX
+	SUBQ $0x10, R8
+	JMP  two16
 
 twotail:
 	TESTQ       R8, R8
@@ -2411,9 +2462,21 @@ twotail:
 	ADDQ        $0x02, R12
 	VMOVUPS     Z4, K1, (DI)(AX*4)
 	VCMPPS      $0x11, Z4, Z2, K1, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
-	JMP         done
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          nonetwotail
+
+eachtwotail:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachtwotail
+
+nonetwotail:
+	JMP done
 
 one16:
 	CMPQ        R8, $0x10
@@ -2426,11 +2489,23 @@ one16:
 	ADDQ        $0x02, R12
 	VMOVUPS     Z4, (DI)(AX*4)
 	VCMPPS      $0x11, Z4, Z2, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
-	ADDQ        $0x10, AX
-	SUBQ        $0x10, R8
-	JMP         one16
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          noneone
+
+eachone:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachone
+
+noneone:
+	ADDQ $0x10, AX
+	SUBQ $0x10, R8
+	JMP  one16
 
 onetail:
 	TESTQ       R8, R8
@@ -2449,16 +2524,30 @@ onetail:
 	ADDQ        $0x02, R12
 	VMOVUPS     Z4, K1, (DI)(AX*4)
 	VCMPPS      $0x11, Z4, Z2, K1, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          noneonetail
 
+eachonetail:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachonetail
+
+noneonetail:
 done:
+	SUBQ cand+56(FP), R9
+	SHRQ $0x02, R9
+	MOVQ R9, ret+64(FP)
 	VZEROUPPER
 	RET
 
-// func lifChainAVX512(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, mask *uint64, frozen *uint64)
+// func lifChainAVX512(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, frozen *uint64, cand *int32) int
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·lifChainAVX512(SB), NOSPLIT, $0-96
+TEXT ·lifChainAVX512(SB), NOSPLIT, $0-104
 	VBROADCASTSS a1+0(FP), Z10
 	VBROADCASTSS c1+4(FP), Z11
 	VBROADCASTSS a2+8(FP), Z12
@@ -2472,8 +2561,8 @@ TEXT ·lifChainAVX512(SB), NOSPLIT, $0-96
 	MOVQ         x2+56(FP), R11
 	MOVQ         u+64(FP), DI
 	MOVQ         n+72(FP), R8
-	MOVQ         mask+80(FP), R9
-	MOVQ         frozen+88(FP), R12
+	MOVQ         cand+88(FP), R9
+	MOVQ         frozen+80(FP), R12
 	VXORPS       Z9, Z9, Z9
 	XORQ         AX, AX
 
@@ -2496,11 +2585,23 @@ chain16:
 	VMOVUPS     Z5, (R10)(AX*4)
 	VMOVUPS     Z6, (DI)(AX*4)
 	VCMPPS      $0x11, Z6, Z2, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
-	ADDQ        $0x10, AX
-	SUBQ        $0x10, R8
-	JMP         chain16
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          nonechain
+
+eachchain:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachchain
+
+nonechain:
+	ADDQ $0x10, AX
+	SUBQ $0x10, R8
+	JMP  chain16
 
 chaintail:
 	TESTQ       R8, R8
@@ -2530,10 +2631,24 @@ chaintail:
 	VMOVUPS     Z5, K1, (R10)(AX*4)
 	VMOVUPS     Z6, K1, (DI)(AX*4)
 	VCMPPS      $0x11, Z6, Z2, K1, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          nonechaintail
 
+eachchaintail:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachchaintail
+
+nonechaintail:
 done:
+	SUBQ cand+88(FP), R9
+	SHRQ $0x02, R9
+	MOVQ R9, ret+96(FP)
 	VZEROUPPER
 	RET
 

@@ -444,7 +444,7 @@ func frozenBits(u []float32) []uint64 {
 
 // refLIF is the reference of lifUpdate, with the portable kernels: the
 // passes it fuses (gatherInput's sum from zero, axpby), then the frozen
-// neurons put back, then nextAbove for the threshold bits.
+// neurons put back, then nextAbove for the threshold test.
 func refLIF(a, c, th float32, u0, x1, x2 []float32, frozen []uint64) (u []float32, above []int) {
 	n := len(u0)
 	u = append([]float32(nil), u0...)
@@ -468,21 +468,24 @@ func refLIF(a, c, th float32, u0, x1, x2 []float32, frozen []uint64) (u []float3
 	return u, above
 }
 
-// checkMask compares the threshold bits of a fused step with want and
-// checks that the word past them (guard) is left as it is.
-func checkMask(t *testing.T, what string, mask []uint64, want []int) {
+// checkCand compares the candidates of a fused step (cand[:k]) with want
+// and checks that the index past the neurons (guard) is left as it is.
+func checkCand(t *testing.T, what string, cand []int32, k int, want []int) {
 	t.Helper()
-	var idx []int
-	for w, m := range mask[:len(mask)-1] {
-		for b := range 64 {
-			if m&(1<<b) != 0 {
-				idx = append(idx, 64*w+b)
-			}
-		}
+	got := make([]int, k)
+	for i, c := range cand[:k] {
+		got[i] = int(c)
 	}
-	if fmt.Sprint(idx) != fmt.Sprint(want) || mask[len(mask)-1] != 0xbeef {
-		t.Fatalf("%s: above threshold %v, want %v (guard %#x)", what, idx, want, mask[len(mask)-1])
+	if fmt.Sprint(got) != fmt.Sprint(want) || cand[len(cand)-1] != -7 {
+		t.Fatalf("%s: above threshold %v, want %v (guard %d)", what, got, want, cand[len(cand)-1])
 	}
+}
+
+// newCand is room for the candidates of n neurons and a guard past them.
+func newCand(n int) []int32 {
+	c := make([]int32, n+1)
+	c[n] = -7
+	return c
 }
 
 // checkLIFUpdate compares lifUpdate at every level with refLIF.
@@ -492,13 +495,13 @@ func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32, frozen
 	want, wantIdx := refLIF(a, c, th, u0, x1, x2, frozen)
 	for _, l := range isaLevels() {
 		u := append([]float32(nil), u0...)
-		mask := make([]uint64, (n+63)/64+1)
-		mask[len(mask)-1] = 0xbeef // beyond the neurons: must stay as it is
-		withISA(l, func() { lifUpdate(a, c, th, u, x1, x2, mask[:len(mask)-1], frozen) })
+		cand := newCand(n)
+		var k int
+		withISA(l, func() { k = lifUpdate(a, c, th, u, x1, x2, frozen, cand[:n]) })
 		if i := sameBits(u, want); i >= 0 {
 			t.Fatalf("n %d two %v level %v: u[%d] = %v, want %v", n, x2 != nil, l, i, u[i], want[i])
 		}
-		checkMask(t, fmt.Sprintf("n %d two %v level %v", n, x2 != nil, l), mask, wantIdx)
+		checkCand(t, fmt.Sprintf("n %d two %v level %v", n, x2 != nil, l), cand, k, wantIdx)
 	}
 }
 
@@ -516,15 +519,15 @@ func checkLIFChain(t *testing.T, a, c, th float32, u0, g10, x1, g20, x2 []float3
 	want, wantIdx := refLIF(a, c, th, u0, wg1, wg2, frozen)
 	for _, l := range isaLevels() {
 		u, g1, g2 := append([]float32(nil), u0...), append([]float32(nil), g10...), append([]float32(nil), g20...)
-		mask := make([]uint64, (n+63)/64+1)
-		mask[len(mask)-1] = 0xbeef
-		withISA(l, func() { lifChain(a1, c1, a2, c2, a, c, th, g1, x1, g2, x2, u, mask[:len(mask)-1], frozen) })
-		for k, p := range [][2][]float32{{u, want}, {g1, wg1}, {g2, wg2}} {
+		cand := newCand(n)
+		var k int
+		withISA(l, func() { k = lifChain(a1, c1, a2, c2, a, c, th, g1, x1, g2, x2, u, frozen, cand[:n]) })
+		for j, p := range [][2][]float32{{u, want}, {g1, wg1}, {g2, wg2}} {
 			if i := sameBits(p[0], p[1]); i >= 0 {
-				t.Fatalf("chain n %d level %v: state %d [%d] = %v, want %v", n, l, k, i, p[0][i], p[1][i])
+				t.Fatalf("chain n %d level %v: state %d [%d] = %v, want %v", n, l, j, i, p[0][i], p[1][i])
 			}
 		}
-		checkMask(t, fmt.Sprintf("chain n %d level %v", n, l), mask, wantIdx)
+		checkCand(t, fmt.Sprintf("chain n %d level %v", n, l), cand, k, wantIdx)
 	}
 }
 

@@ -1,9 +1,6 @@
 package snn
 
-import (
-	"math"
-	"math/bits"
-)
+import "math"
 
 // neuronMode selects the update rule of a neuron node.
 type neuronMode uint8
@@ -88,7 +85,7 @@ type neuronOp struct {
 	frozen []uint64
 	stale  []bool
 
-	mask []uint64 // scratch of the fused step: one bit per neuron, th < u
+	cand []int32 // scratch of the fused step: the neurons with th < u
 
 	// chain holds the two leaky integrators this node's fused step also
 	// updates (fuseChains), late those read through a delayed edge, whose
@@ -214,7 +211,7 @@ func allEqual(xs []float32) bool {
 	return true
 }
 
-// words is the length of a slot's bit masks (mask, frozen).
+// words is the length of a slot's frozen bits.
 func (op *neuronOp) words() int { return (op.n + 63) / 64 }
 
 // frozenOf is the slot's frozen bits.
@@ -318,8 +315,8 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 	if len(sn.srcs) == 2 {
 		x2 = sn.srcs[1].buf(sn)
 	}
-	if op.mask == nil {
-		op.mask = make([]uint64, op.words())
+	if op.cand == nil {
+		op.cand = make([]int32, n)
 	}
 	for slot := 0; slot < sn.batch; slot++ {
 		if s.idle(slot) {
@@ -338,17 +335,18 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 		}
 		l1, l2 := op.chain[0], op.chain[1]
 		owed := op.owed != nil && op.owed[slot]
+		var k int // the candidates to fire, in op.cand
 		switch {
 		case l1 != nil && (owed || !op.late[0]) && (owed || !op.late[1]):
 			o1, o2 := l1.op.(*neuronOp), l2.op.(*neuronOp)
 			in1, in2 := l1.srcs[0].buf(l1), l2.srcs[0].buf(l2)
-			lifChain(o1.ua, o1.uc, o2.ua, o2.uc, op.ua, op.uc, op.uth,
-				x1[lo:hi], in1[lo:hi], b, in2[lo:hi], u, op.mask, frozen)
+			k = lifChain(o1.ua, o1.uc, o2.ua, o2.uc, op.ua, op.uc, op.uth,
+				x1[lo:hi], in1[lo:hi], b, in2[lo:hi], u, frozen, op.cand)
 		case l1 != nil: // the late ones were settled since the last step
 			op.integrate(slot, false)
 			fallthrough
 		default:
-			lifUpdate(op.ua, op.uc, op.uth, u, x1[lo:hi], b, op.mask, frozen)
+			k = lifUpdate(op.ua, op.uc, op.uth, u, x1[lo:hi], b, frozen, op.cand)
 		}
 		if op.owed != nil {
 			op.owed[slot] = true // this step's late updates, paid at the next
@@ -356,7 +354,7 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 		if op.refList != nil {
 			op.release(slot)
 		}
-		c.Spikes += int64(op.fire(sn, slot, u, op.mask))
+		c.Spikes += int64(op.fire(sn, slot, u, op.cand[:k]))
 	}
 	op.count(s, sn, c)
 }
@@ -479,41 +477,39 @@ func (op *neuronOp) release(slot int) {
 
 // fire tests the threshold, resets the neurons that crossed it and records
 // them as the slot's active list. It returns the number of spikes. A
-// non-nil mask holds the threshold test already done (lifUpdate).
-func (op *neuronOp) fire(sn *simNode, slot int, u []float32, mask []uint64) int {
+// non-nil cand holds the threshold test already done (lifUpdate): the
+// neurons above it.
+func (op *neuronOp) fire(sn *simNode, slot int, u []float32, cand []int32) int {
 	out := sn.out[slot*op.n : (slot+1)*op.n]
 	for _, j := range sn.active[slot] {
 		out[j] = 0
 	}
 	act := sn.active[slot][:0]
+	// The neurons still held (now < until) cannot fire: after release,
+	// those are the frozen ones.
 	var until []int64
 	var now int64
+	var held []uint64
 	if op.refUntil != nil {
-		until, now = op.refUntil[slot*op.n:(slot+1)*op.n], op.clock[slot]
+		until, now, held = op.refUntil[slot*op.n:(slot+1)*op.n], op.clock[slot], op.frozenOf(slot)
 	}
-	if mask != nil {
-		for w, m := range mask {
-			for m != 0 {
-				i := w<<6 + bits.TrailingZeros64(m)
-				m &= m - 1
-				if until != nil && now < until[i] {
-					continue
-				}
-				act = append(act, int32(i))
+	if cand != nil {
+		for _, i := range cand {
+			if held == nil || held[i>>6]&(1<<(i&63)) == 0 {
+				act = append(act, i)
 			}
 		}
 	} else if op.uniform {
 		th := op.uth
 		for i := nextAbove(u, th, 0); i < len(u); i = nextAbove(u, th, i+1) {
-			if until != nil && now < until[i] {
-				continue
+			if held == nil || held[i>>6]&(1<<(i&63)) == 0 {
+				act = append(act, int32(i))
 			}
-			act = append(act, int32(i))
 		}
 	} else {
 		th := op.th[:len(u)]
 		for i := range u {
-			if u[i] > th[i] && (until == nil || now >= until[i]) {
+			if u[i] > th[i] && (held == nil || held[i>>6]&(1<<(i&63)) == 0) {
 				act = append(act, int32(i))
 			}
 		}

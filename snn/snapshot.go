@@ -212,6 +212,11 @@ func (s *Simulator) loadSlot(slot int, state []byte) error {
 					frozen[e.idx>>6] |= 1 << (e.idx & 63)
 					q.push(e)
 				}
+				for i, until := range op.refUntil[lo:hi] {
+					if until > op.clock[slot] && frozen[i>>6]&(1<<(i&63)) == 0 {
+						return r.fail(fmt.Sprintf("node %q: neuron %d refractory until %d, after the clock (%d), but not held", n.name, i, until, op.clock[slot]))
+					}
+				}
 				op.stale[slot] = true
 			}
 			if op.owed != nil {

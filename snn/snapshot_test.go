@@ -2,6 +2,7 @@ package snn
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -173,8 +174,9 @@ func TestSlotStateRefused(t *testing.T) {
 
 // TestSlotStateRefractoryRefused: a state whose held neurons are not
 // what a step leaves (one held twice, out of the order they are released
-// in, or held until another clock than its refUntil) is refused; the
-// state as saved loads and steps on as the slot it came from.
+// in, held until another clock than its refUntil, or refractory past the
+// clock without being held) is refused; the state as saved loads and
+// steps on as the slot it came from.
 func TestSlotStateRefractoryRefused(t *testing.T) {
 	w := NewTensor(30, 20)
 	for i := range w.Data { // neuron r settles at 0.08·(r + 1): they fire at different steps
@@ -206,12 +208,20 @@ func TestSlotStateRefractoryRefused(t *testing.T) {
 	state, _ := sim.SaveSlot(nil, 0)
 	// The entries end the state: index, held value, until; 16 bytes each.
 	entry := func(b []byte, k int) []byte { return b[len(b)-16*(len(held)-k):][:16] }
-	dup, order, until := slices.Clone(state), slices.Clone(state), slices.Clone(state)
+	dup, order, until, unheld := slices.Clone(state), slices.Clone(state), slices.Clone(state), slices.Clone(state)
 	copy(entry(dup, 1), entry(state, 0))
 	copy(entry(order, 0), entry(state, len(held)-1))
 	copy(entry(order, len(held)-1), entry(state, 0))
 	entry(until, 0)[8]++
-	for name, b := range map[string][]byte{"held twice": dup, "out of order": order, "until": until} {
+	// Before the entries: the neurons' refUntil, 8 bytes each, the clock
+	// and the count. A neuron not held, refractory past the clock.
+	free := 0
+	for slices.ContainsFunc(held, func(e refEntry) bool { return int(e.idx) == free }) {
+		free++
+	}
+	refUntil := len(state) - 16*len(held) - 12 - 8*30
+	binary.LittleEndian.PutUint64(unheld[refUntil+8*free:], binary.LittleEndian.Uint64(state[len(state)-16*len(held)-12:])+3)
+	for name, b := range map[string][]byte{"held twice": dup, "out of order": order, "until": until, "not held": unheld} {
 		if err := sim.LoadSlot(1, b); !errors.Is(err, ErrSlotState) {
 			t.Errorf("%s: %v, want ErrSlotState", name, err)
 		}

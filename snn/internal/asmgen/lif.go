@@ -16,13 +16,16 @@ import (
 //	s    = x1              (one input)
 //	s    = (x1 + 0) + x2   (two inputs: gatherInput's sum from zero)
 //	u    = fma(c, s, a·u), or u as it was where the neuron is frozen
-//	mask = th < u          (false for NaN), one bit per neuron
+//	cand = the i with th < u[i] (false for NaN), in order
 //
 // A frozen neuron (its bit set in frozen: held after a spike) keeps its
-// state, so that its refractory hold costs nothing per step.
-// The bits go out, and the frozen bits come in, a vector at a time, 8 or
-// 16, which on a little-endian machine walks the 64-bit words in order. On
-// AVX2 n is a multiple of 8; the caller does the rest.
+// state, so that its refractory hold costs nothing per step. The frozen
+// bits come in a vector at a time, 8 or 16, which on a little-endian
+// machine walks the 64-bit words in order. The threshold test of a vector
+// is one branch, not taken unless a lane crossed: the candidates to fire
+// are few, and the caller need not scan a bit a neuron for them. The
+// kernels return how many they wrote. On AVX2 n is a multiple of 8; the
+// caller does the rest.
 
 // Vector registers of the neuron update.
 const (
@@ -76,12 +79,12 @@ func (g gen) frozenArgs(v isa, shifts operand.Mem) {
 
 // lifUpdate: the neuron, one input or two.
 func (g gen) lifUpdate(v isa, shifts operand.Mem) {
-	g.kernel("lifUpdate"+v.name, "func(a, c, th float32, u, x1, x2 *float32, n int, mask, frozen *uint64)",
+	g.kernel("lifUpdate"+v.name, "func(a, c, th float32, u, x1, x2 *float32, n int, frozen *uint64, cand *int32) int",
 		"sets u[i] = fma(c, s, a·u[i]) with s = x1[i], or (x1[i] + 0) + x2[i] "+
-			"where x2 is not nil, except where bit i of frozen is set, and bit i of mask to th < u[i]."+
-			v.multipleOf8("n"))
+			"where x2 is not nil, except where bit i of frozen is set, writes the i with th < u[i] "+
+			"to cand in order and returns their number."+v.multipleOf8("n"))
 	g.args(arg{"a", v.vec(lifA)}, arg{"c", v.vec(lifC)}, arg{"th", v.vec(lifTh)},
-		arg{"u", reg.RDI}, arg{"x1", reg.RSI}, arg{"x2", reg.RDX}, arg{"n", reg.R8}, arg{"mask", reg.R9})
+		arg{"u", reg.RDI}, arg{"x1", reg.RSI}, arg{"x2", reg.RDX}, arg{"n", reg.R8}, arg{"cand", reg.R9})
 	g.frozenArgs(v, shifts)
 	g.VXORPS(v.vec(lifZero), v.vec(lifZero), v.vec(lifZero))
 	g.XORQ(reg.RAX, reg.RAX)
@@ -97,7 +100,7 @@ func (g gen) lifUpdate(v isa, shifts operand.Mem) {
 		g.fma231(s, r(lifS), r(lifC), r(lifU))
 		g.freeze(s, r(lifOld), r(lifU))
 		g.out(s, r(lifU), s.at(reg.RDI, 0))
-		g.spikes(s, r(lifTh), r(lifU), r(lifTmp))
+		g.candidates(s, "two", r(lifTh), r(lifU), r(lifTmp))
 	})
 
 	g.stream("one", v, reg.R8, []int{1}, callerTail, "done", func(s step) {
@@ -107,10 +110,10 @@ func (g gen) lifUpdate(v isa, shifts operand.Mem) {
 		g.fma231(s, g.in(s, s.at(reg.RSI, 0), r(lifS)), r(lifC), r(lifU))
 		g.freeze(s, r(lifOld), r(lifU))
 		g.out(s, r(lifU), s.at(reg.RDI, 0))
-		g.spikes(s, r(lifTh), r(lifU), r(lifTmp))
+		g.candidates(s, "one", r(lifTh), r(lifU), r(lifTmp))
 	})
 	g.Label("done")
-	g.ret()
+	g.count()
 }
 
 // Vector registers of the chain, besides the neuron's.
@@ -122,15 +125,16 @@ const (
 // lifChain: two leaky integrators and the neuron they alone feed.
 func (g gen) lifChain(v isa, shifts operand.Mem) {
 	g.kernel("lifChain"+v.name,
-		"func(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, mask, frozen *uint64)",
+		"func(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, frozen *uint64, cand *int32) int",
 		"is two leaky integrators and the neuron they feed, in one pass: "+
 			"g1 = fma(c1, x1, a1·g1); g2 = fma(c2, x2, a2·g2); u = fma(c, (g1 + 0) + g2, a·u) "+
-			"where the frozen bit is clear; mask = th < u."+v.multipleOf8("n"))
+			"where the frozen bit is clear; the i with th < u[i] go to cand, and their number is returned."+
+			v.multipleOf8("n"))
 	g.args(arg{"a1", v.vec(chainA1)}, arg{"c1", v.vec(chainC1)},
 		arg{"a2", v.vec(chainA2)}, arg{"c2", v.vec(chainC2)},
 		arg{"a", v.vec(lifA)}, arg{"c", v.vec(lifC)}, arg{"th", v.vec(lifTh)},
 		arg{"g1", reg.RSI}, arg{"x1", reg.RDX}, arg{"g2", reg.R10}, arg{"x2", reg.R11}, arg{"u", reg.RDI},
-		arg{"n", reg.R8}, arg{"mask", reg.R9})
+		arg{"n", reg.R8}, arg{"cand", reg.R9})
 	g.frozenArgs(v, shifts)
 	g.VXORPS(v.vec(lifZero), v.vec(lifZero), v.vec(lifZero))
 	g.XORQ(reg.RAX, reg.RAX)
@@ -153,24 +157,55 @@ func (g gen) lifChain(v isa, shifts operand.Mem) {
 		g.out(s, r(chainG1), s.at(reg.RSI, 0))
 		g.out(s, r(chainG2), s.at(reg.R10, 0))
 		g.out(s, r(chainU), s.at(reg.RDI, 0))
-		g.spikes(s, r(lifTh), r(chainU), r(chainTmp))
+		g.candidates(s, "chain", r(lifTh), r(chainU), r(chainTmp))
 	})
 	g.Label("done")
+	g.count()
+}
+
+// candidates writes, at R9 and on, the indices of the step's lanes with th
+// < u, and moves R9 past them; a step with none costs one branch. An AVX2
+// predicate needs the vector register tmp; AVX-512's is K2, and a masked
+// step's lanes past the end are false. tag names the step's labels. It
+// clobbers BX and CX.
+func (g gen) candidates(s step, tag string, th, u, tmp reg.VecPhysical) {
+	if s.masked {
+		tag += "tail"
+	}
+	if s.v.masked {
+		g.lessThan(s, th, u, reg.K2)
+		g.KMOVW(reg.K2, reg.EBX)
+	} else {
+		g.lessThan(s, th, u, tmp)
+		g.VMOVMSKPS(tmp, reg.EBX)
+	}
+	g.TESTL(reg.EBX, reg.EBX)
+	g.JZ(operand.LabelRef("none" + tag))
+	g.Label("each" + tag)
+	g.BSFL(reg.EBX, reg.ECX)
+	g.ADDL(reg.EAX, reg.ECX)
+	g.MOVL(reg.ECX, operand.Mem{Base: reg.R9})
+	g.ADDQ(operand.Imm(4), reg.R9)
+	g.LEAL(operand.Mem{Base: reg.RBX, Disp: -1}, reg.ECX)
+	g.ANDL(reg.ECX, reg.EBX)
+	g.JNZ(operand.LabelRef("each" + tag))
+	g.Label("none" + tag)
+}
+
+// count ends a kernel that writes candidates: it returns how many, from
+// where R9 ended.
+func (g gen) count() {
+	g.SUBQ(g.candStart(), reg.R9)
+	g.SHRQ(operand.Imm(2), reg.R9)
+	g.Store(reg.R9, g.ReturnIndex(0))
 	g.ret()
 }
 
-// spikes writes the step's bits th < u at R9 and moves R9 past them. An
-// AVX2 predicate needs the vector register tmp; AVX-512's is K2, and a
-// masked step writes zeros for the lanes past the end.
-func (g gen) spikes(s step, th, u, tmp reg.VecPhysical) {
-	at := operand.Mem{Base: reg.R9}
-	if s.v.masked {
-		g.lessThan(s, th, u, reg.K2)
-		g.KMOVW(reg.K2, at)
-	} else {
-		g.lessThan(s, th, u, tmp)
-		g.bits(s.v, tmp, reg.EBX)
-		g.MOVB(reg.BL, at)
+// candStart is the cand argument, where the candidates start.
+func (g gen) candStart() operand.Mem {
+	b, err := g.Param("cand").Resolve()
+	if err != nil {
+		panic(fmt.Sprintf("asmgen: argument cand: %v", err))
 	}
-	g.ADDQ(operand.Imm(uint64(s.v.lanes/8)), reg.R9)
+	return b.Addr
 }
