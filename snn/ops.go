@@ -134,6 +134,11 @@ type linearOp struct {
 	colPtr    []int32   // sparse: column j is rows[colPtr[j]:colPtr[j+1]]
 	rows      []int32
 	vals      []float32
+	// occupied has bit j set where column j has a non-zero weight (sparse
+	// only): an input whose column is empty, as an excitatory neuron's
+	// column of the inhibitory synapses, is passed over without a look at
+	// colPtr, which would cost a cache miss for nothing.
+	occupied []uint64
 	fanout    []int32   // non-zero weights per input
 	coef      []float32 // scratch, in: the values of one slot's active inputs (wt only)
 	bias      []float32
@@ -175,8 +180,12 @@ func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precisio
 	}
 	if float64(nnz) <= sparseDensity*float64(nin*nout) {
 		op.colPtr = make([]int32, nin+1)
+		op.occupied = make([]uint64, (nin+63)/64)
 		for j := 0; j < nin; j++ {
 			op.colPtr[j+1] = op.colPtr[j] + op.fanout[j]
+			if op.fanout[j] != 0 {
+				op.occupied[j>>6] |= 1 << (j & 63)
+			}
 		}
 		op.rows = make([]int32, nnz)
 		op.vals = make([]float32, nnz)
@@ -257,7 +266,7 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 			case ok && (op.colPtr != nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
 				c.SynapticOps += op.events(list, x, y)
 				if track {
-					op.lastCols[slot], op.lastOK[slot] = append(op.lastCols[slot][:0], list...), true
+					op.lastCols[slot], op.lastOK[slot] = op.appendOccupied(op.lastCols[slot][:0], list), true
 				}
 			case op.colPtr != nil:
 				c.SynapticOps += op.sparseDense(x, y)
@@ -455,12 +464,26 @@ func (op *linearOp) events(list []int32, x, y []float32) int64 {
 		return ops
 	}
 	for _, j := range list {
+		if op.occupied[j>>6]&(1<<(j&63)) == 0 {
+			continue
+		}
 		xj := x[j]
 		lo, hi := op.colPtr[j], op.colPtr[j+1]
 		addColumn(y, op.rows[lo:hi], op.vals[lo:hi], xj)
 		ops += int64(hi - lo)
 	}
 	return ops
+}
+
+// appendOccupied appends to dst the inputs of list whose columns are not
+// empty (sparse only).
+func (op *linearOp) appendOccupied(dst, list []int32) []int32 {
+	for _, j := range list {
+		if op.occupied[j>>6]&(1<<(j&63)) != 0 {
+			dst = append(dst, j)
+		}
+	}
+	return dst
 }
 
 // addColumn adds xj·w[k] to y[rows[k]] for each k: one compressed
