@@ -714,7 +714,7 @@ func TestFusedChain(t *testing.T) {
 		}
 		return g
 	}
-	run := func(g *Graph, watch bool) (res [4][]float32, chained bool) {
+	run := func(g *Graph, watch bool) (res [4][]float32, chained bool, cnt Counters) {
 		sim, err := NewSimulator(g, &Options{Dt: 1e-3, Batch: batch})
 		if err != nil {
 			t.Fatal(err)
@@ -753,19 +753,21 @@ func TestFusedChain(t *testing.T) {
 		}
 		res[1], _ = sim.State(nil, "P", VarV)
 		res[2] = append([]float32(nil), sim.NodeOutput("ge")...)
-		return res, chained
+		return res, chained, sim.Counters()
 	}
 	for _, c := range []struct{ extra, watch bool }{{false, false}, {false, true}, {true, false}} {
 		var ref [4][]float32
+		var refCnt Counters
 		for _, l := range isaLevels() {
 			var got [4][]float32
 			var chained bool
-			withISA(l, func() { got, chained = run(build(c.extra), c.watch) })
+			var cnt Counters
+			withISA(l, func() { got, chained, cnt = run(build(c.extra), c.watch) })
 			if want := l != isaGo && !c.extra; chained != want {
 				t.Fatalf("%+v level %v: chain fused %v", c, l, chained)
 			}
 			if ref[0] == nil {
-				ref = got
+				ref, refCnt = got, cnt
 				spikes := 0
 				for _, o := range got[0] {
 					spikes += int(o)
@@ -779,6 +781,9 @@ func TestFusedChain(t *testing.T) {
 				if i := sameBits(got[k], ref[k]); i >= 0 {
 					t.Fatalf("%+v level %v result %d: [%d] = %v, portable %v", c, l, k, i, got[k][i], ref[k][i])
 				}
+			}
+			if cnt != refCnt { // the fused integrators count, not stepped
+				t.Fatalf("%+v level %v: counters %+v, portable %+v", c, l, cnt, refCnt)
 			}
 		}
 	}

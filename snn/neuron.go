@@ -91,7 +91,7 @@ type neuronOp struct {
 	// updates (fuseChains), late those read through a delayed edge, whose
 	// update comes a step late; owed, per slot, says whether the late ones
 	// owe the update of the slot's last step. fused marks an integrator so
-	// updated, whose own step then only counts.
+	// updated, which the plan does not step: the chain's owner counts it.
 	chain [2]*simNode
 	late  [2]bool
 	owed  []bool
@@ -242,10 +242,6 @@ func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
 		op.stepFused(s, sn, c)
 		return
 	}
-	if op.fused {
-		op.count(s, sn, c)
-		return
-	}
 	x := sn.gatherInput()
 	n := op.n
 	for slot := 0; slot < sn.batch; slot++ {
@@ -357,6 +353,11 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 		c.Spikes += int64(op.fire(sn, slot, u, op.cand[:k]))
 	}
 	op.count(s, sn, c)
+	for _, l := range op.chain {
+		if l != nil {
+			l.op.(*neuronOp).count(s, l, c)
+		}
+	}
 }
 
 // fuseChains finds the spiking nodes whose fused step can also update
