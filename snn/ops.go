@@ -139,11 +139,11 @@ type linearOp struct {
 	// column of the inhibitory synapses, is passed over without a look at
 	// colPtr, which would cost a cache miss for nothing.
 	occupied []uint64
-	fanout    []int32   // non-zero weights per input
-	coef      []float32 // scratch, in: the values of one slot's active inputs (wt only)
-	bias      []float32
-	dense     []int // scratch: the slots whose input takes the dense path this step
-	groups    int   // the first 4·groups slots of dense run four at a time (gemm4T)
+	fanout   []int32   // non-zero weights per input
+	coef     []float32 // scratch, in: the values of one slot's active inputs (wt only)
+	bias     []float32
+	dense    []int // scratch: the slots whose input takes the dense path this step
+	groups   int   // the first 4·groups slots of dense run four at a time (gemm4T)
 	// lastCols holds, per slot, the input columns whose rows are the only
 	// non-zero outputs, when the last step wrote the outputs from one
 	// source through the sparse event path: the next step then zeroes just
