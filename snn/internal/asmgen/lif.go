@@ -51,8 +51,8 @@ func (g gen) laneShifts() operand.Mem {
 }
 
 // freeze sets new to old in the lanes of the step's frozen neurons, whose
-// bits are at R12, and moves R12 past them. It clobbers BX and, on AVX2,
-// vector register lifFrozen.
+// bits are at R12, and moves R12 past them. It clobbers K3 on AVX-512, BX
+// and vector register lifFrozen on AVX2.
 func (g gen) freeze(s step, old, new reg.VecPhysical) {
 	if s.v.masked {
 		g.KMOVW(operand.Mem{Base: reg.R12}, reg.K3)
