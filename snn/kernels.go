@@ -275,14 +275,16 @@ func gatherT(y, w, a []float32, rows []int32, ldw int) {
 
 // lifUpdate is the fused step of a uniform leaky (or integrating) neuron
 // with one or two inputs: u = fma(c, s, a·u) with s = x1, or (x1 + 0) + x2
-// as gatherInput sums two inputs from zero, and bit i of mask set where
-// th < u[i]. The results are bit-identical to gatherInput, axpby and
-// nextAbove run one after the other, in one pass over the state instead of
-// four. x2 may be nil; mask holds (len(u)+63)/64 words, and the bits past
-// len(u) are left as they are.
-func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint64) {
+// as gatherInput sums two inputs from zero, and the indices i with th <
+// u[i], in order, written to cand; it returns how many. The results are
+// bit-identical to gatherInput, axpby and nextAbove run one after the
+// other, in one pass over the state instead of four. A neuron whose bit
+// is set in frozen keeps its u (a refractory hold), and its threshold
+// test tests that. x2 may be nil; frozen holds (len(u)+63)/64 words, and
+// cand has room for len(u) indices.
+func lifUpdate(a, c, th float32, u, x1, x2 []float32, frozen []uint64, cand []int32) int {
 	n := len(u)
-	x1, mask = x1[:n], mask[:(n+63)/64]
+	x1, frozen, cand = x1[:n], frozen[:(n+63)/64], cand[:n]
 	var p2 *float32
 	if x2 != nil {
 		x2 = x2[:n]
@@ -290,54 +292,59 @@ func lifUpdate(a, c, th float32, u, x1, x2 []float32, mask []uint64) {
 			p2 = &x2[0]
 		}
 	}
-	done := 0
+	done, k := 0, 0
 	switch {
 	case isa == isaAVX512 && n > 0:
-		lifUpdateAVX512(a, c, th, &u[0], &x1[0], p2, n, &mask[0])
-		return
+		return lifUpdateAVX512(a, c, th, &u[0], &x1[0], p2, n, &frozen[0], &cand[0])
 	case isa == isaAVX2 && n >= 8:
 		done = n &^ 7
-		lifUpdateAVX2(a, c, th, &u[0], &x1[0], p2, done, &mask[0])
+		k = lifUpdateAVX2(a, c, th, &u[0], &x1[0], p2, done, &frozen[0], &cand[0])
 	}
 	for i := done; i < n; i++ {
 		s := x1[i]
 		if x2 != nil {
 			s = (s + 0) + x2[i]
 		}
-		setBit(mask, i, th, fma32(c, s, float32(a*u[i])), u)
+		k = setState(cand, k, frozen, i, th, fma32(c, s, float32(a*u[i])), u)
 	}
+	return k
 }
 
-// setBit stores v in u[i] and sets bit i of mask to th < v.
-func setBit(mask []uint64, i int, th, v float32, u []float32) {
-	u[i] = v
-	if th < v {
-		mask[i>>6] |= 1 << (i & 63)
-	} else {
-		mask[i>>6] &^= 1 << (i & 63)
+// setState stores v in u[i], unless bit i of frozen is set, and appends i
+// to cand[:k] if th < u[i]. It returns the new count.
+func setState(cand []int32, k int, frozen []uint64, i int, th, v float32, u []float32) int {
+	if frozen[i>>6]&(1<<(i&63)) == 0 {
+		u[i] = v
 	}
+	if th < u[i] {
+		cand[k] = int32(i)
+		k++
+	}
+	return k
 }
 
 // lifChain is axpby(a1, g1, c1, x1), axpby(a2, g2, c2, x2) and then
-// lifUpdate(a, c, th, u, g1, g2, mask), bit for bit, in one pass: two
-// leaky integrators and the spiking neuron they alone feed.
-func lifChain(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u []float32, mask []uint64) {
+// lifUpdate(a, c, th, u, g1, g2, frozen, cand), bit for bit, in one pass:
+// two leaky integrators and the spiking neuron they alone feed. The
+// integrators of a frozen neuron update all the same.
+func lifChain(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u []float32, frozen []uint64, cand []int32) int {
 	n := len(u)
-	g1, x1, g2, x2, mask = g1[:n], x1[:n], g2[:n], x2[:n], mask[:(n+63)/64]
-	done := 0
+	g1, x1, g2, x2 = g1[:n], x1[:n], g2[:n], x2[:n]
+	frozen, cand = frozen[:(n+63)/64], cand[:n]
+	done, k := 0, 0
 	switch {
 	case isa == isaAVX512 && n > 0:
-		lifChainAVX512(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], n, &mask[0])
-		return
+		return lifChainAVX512(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], n, &frozen[0], &cand[0])
 	case isa == isaAVX2 && n >= 8:
 		done = n &^ 7
-		lifChainAVX2(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], done, &mask[0])
+		k = lifChainAVX2(a1, c1, a2, c2, a, c, th, &g1[0], &x1[0], &g2[0], &x2[0], &u[0], done, &frozen[0], &cand[0])
 	}
 	for i := done; i < n; i++ {
 		g1[i] = fma32(c1, x1[i], float32(a1*g1[i]))
 		g2[i] = fma32(c2, x2[i], float32(a2*g2[i]))
-		setBit(mask, i, th, fma32(c, (g1[i]+0)+g2[i], float32(a*u[i])), u)
+		k = setState(cand, k, frozen, i, th, fma32(c, (g1[i]+0)+g2[i], float32(a*u[i])), u)
 	}
+	return k
 }
 
 // gemm4T adds four slots' products to their outputs: ys[s] += (the

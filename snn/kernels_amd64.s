@@ -2224,9 +2224,19 @@ done:
 	VZEROUPPER
 	RET
 
-// func lifUpdateAVX2(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, mask *uint64)
-// Requires: AVX, FMA3
-TEXT ·lifUpdateAVX2(SB), NOSPLIT, $0-56
+DATA laneShifts<>+0(SB)/4, $0x0000001f
+DATA laneShifts<>+4(SB)/4, $0x0000001e
+DATA laneShifts<>+8(SB)/4, $0x0000001d
+DATA laneShifts<>+12(SB)/4, $0x0000001c
+DATA laneShifts<>+16(SB)/4, $0x0000001b
+DATA laneShifts<>+20(SB)/4, $0x0000001a
+DATA laneShifts<>+24(SB)/4, $0x00000019
+DATA laneShifts<>+28(SB)/4, $0x00000018
+GLOBL laneShifts<>(SB), RODATA|NOPTR, $32
+
+// func lifUpdateAVX2(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, frozen *uint64, cand *int32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·lifUpdateAVX2(SB), NOSPLIT, $0-72
 	VBROADCASTSS a+0(FP), Y0
 	VBROADCASTSS c+4(FP), Y1
 	VBROADCASTSS th+8(FP), Y2
@@ -2234,49 +2244,90 @@ TEXT ·lifUpdateAVX2(SB), NOSPLIT, $0-56
 	MOVQ         x1+24(FP), SI
 	MOVQ         x2+32(FP), DX
 	MOVQ         n+40(FP), R8
-	MOVQ         mask+48(FP), R9
+	MOVQ         cand+56(FP), R9
+	MOVQ         frozen+48(FP), R12
+	VMOVDQU      laneShifts<>+0(SB), Y15
 	VXORPS       Y9, Y9, Y9
 	XORQ         AX, AX
 	TESTQ        DX, DX
 	JZ           one8
 
 two8:
-	CMPQ        R8, $0x08
-	JLT         done
-	VADDPS      (SI)(AX*4), Y9, Y3
-	VADDPS      (DX)(AX*4), Y3, Y3
-	VMULPS      (DI)(AX*4), Y0, Y4
-	VFMADD231PS Y3, Y1, Y4
-	VMOVUPS     Y4, (DI)(AX*4)
-	VCMPPS      $0x11, Y4, Y2, Y5
-	VMOVMSKPS   Y5, BX
-	MOVB        BL, (R9)
-	ADDQ        $0x01, R9
-	ADDQ        $0x08, AX
-	SUBQ        $0x08, R8
-	JMP         two8
+	CMPQ         R8, $0x08
+	JLT          done
+	VADDPS       (SI)(AX*4), Y9, Y3
+	VADDPS       (DX)(AX*4), Y3, Y3
+	VMOVUPS      (DI)(AX*4), Y14
+	VMULPS       Y14, Y0, Y4
+	VFMADD231PS  Y3, Y1, Y4
+	MOVBLZX      (R12), BX
+	VMOVD        BX, X8
+	VPBROADCASTD X8, Y8
+	VPSLLVD      Y15, Y8, Y8
+	VBLENDVPS    Y8, Y14, Y4, Y4
+	ADDQ         $0x01, R12
+	VMOVUPS      Y4, (DI)(AX*4)
+	VCMPPS       $0x11, Y4, Y2, Y5
+	VMOVMSKPS    Y5, BX
+	TESTL        BX, BX
+	JZ           nonetwo
+
+eachtwo:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachtwo
+
+nonetwo:
+	ADDQ $0x08, AX
+	SUBQ $0x08, R8
+	JMP  two8
 
 one8:
-	CMPQ        R8, $0x08
-	JLT         done
-	VMULPS      (DI)(AX*4), Y0, Y4
-	VFMADD231PS (SI)(AX*4), Y1, Y4
-	VMOVUPS     Y4, (DI)(AX*4)
-	VCMPPS      $0x11, Y4, Y2, Y5
-	VMOVMSKPS   Y5, BX
-	MOVB        BL, (R9)
-	ADDQ        $0x01, R9
-	ADDQ        $0x08, AX
-	SUBQ        $0x08, R8
-	JMP         one8
+	CMPQ         R8, $0x08
+	JLT          done
+	VMOVUPS      (DI)(AX*4), Y14
+	VMULPS       Y14, Y0, Y4
+	VFMADD231PS  (SI)(AX*4), Y1, Y4
+	MOVBLZX      (R12), BX
+	VMOVD        BX, X8
+	VPBROADCASTD X8, Y8
+	VPSLLVD      Y15, Y8, Y8
+	VBLENDVPS    Y8, Y14, Y4, Y4
+	ADDQ         $0x01, R12
+	VMOVUPS      Y4, (DI)(AX*4)
+	VCMPPS       $0x11, Y4, Y2, Y5
+	VMOVMSKPS    Y5, BX
+	TESTL        BX, BX
+	JZ           noneone
+
+eachone:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachone
+
+noneone:
+	ADDQ $0x08, AX
+	SUBQ $0x08, R8
+	JMP  one8
 
 done:
+	SUBQ cand+56(FP), R9
+	SHRQ $0x02, R9
+	MOVQ R9, ret+64(FP)
 	VZEROUPPER
 	RET
 
-// func lifChainAVX2(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, mask *uint64)
-// Requires: AVX, FMA3
-TEXT ·lifChainAVX2(SB), NOSPLIT, $0-88
+// func lifChainAVX2(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, frozen *uint64, cand *int32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·lifChainAVX2(SB), NOSPLIT, $0-104
 	VBROADCASTSS a1+0(FP), Y10
 	VBROADCASTSS c1+4(FP), Y11
 	VBROADCASTSS a2+8(FP), Y12
@@ -2290,39 +2341,62 @@ TEXT ·lifChainAVX2(SB), NOSPLIT, $0-88
 	MOVQ         x2+56(FP), R11
 	MOVQ         u+64(FP), DI
 	MOVQ         n+72(FP), R8
-	MOVQ         mask+80(FP), R9
+	MOVQ         cand+88(FP), R9
+	MOVQ         frozen+80(FP), R12
+	VMOVDQU      laneShifts<>+0(SB), Y15
 	VXORPS       Y9, Y9, Y9
 	XORQ         AX, AX
 
 chain8:
-	CMPQ        R8, $0x08
-	JLT         done
-	VMULPS      (SI)(AX*4), Y10, Y4
-	VFMADD231PS (DX)(AX*4), Y11, Y4
-	VMULPS      (R10)(AX*4), Y12, Y5
-	VFMADD231PS (R11)(AX*4), Y13, Y5
-	VMULPS      (DI)(AX*4), Y0, Y6
-	VADDPS      Y4, Y9, Y3
-	VADDPS      Y5, Y3, Y3
-	VFMADD231PS Y3, Y1, Y6
-	VMOVUPS     Y4, (SI)(AX*4)
-	VMOVUPS     Y5, (R10)(AX*4)
-	VMOVUPS     Y6, (DI)(AX*4)
-	VCMPPS      $0x11, Y6, Y2, Y7
-	VMOVMSKPS   Y7, BX
-	MOVB        BL, (R9)
-	ADDQ        $0x01, R9
-	ADDQ        $0x08, AX
-	SUBQ        $0x08, R8
-	JMP         chain8
+	CMPQ         R8, $0x08
+	JLT          done
+	VMULPS       (SI)(AX*4), Y10, Y4
+	VFMADD231PS  (DX)(AX*4), Y11, Y4
+	VMULPS       (R10)(AX*4), Y12, Y5
+	VFMADD231PS  (R11)(AX*4), Y13, Y5
+	VMOVUPS      (DI)(AX*4), Y14
+	VMULPS       Y14, Y0, Y6
+	VADDPS       Y4, Y9, Y3
+	VADDPS       Y5, Y3, Y3
+	VFMADD231PS  Y3, Y1, Y6
+	MOVBLZX      (R12), BX
+	VMOVD        BX, X8
+	VPBROADCASTD X8, Y8
+	VPSLLVD      Y15, Y8, Y8
+	VBLENDVPS    Y8, Y14, Y6, Y6
+	ADDQ         $0x01, R12
+	VMOVUPS      Y4, (SI)(AX*4)
+	VMOVUPS      Y5, (R10)(AX*4)
+	VMOVUPS      Y6, (DI)(AX*4)
+	VCMPPS       $0x11, Y6, Y2, Y7
+	VMOVMSKPS    Y7, BX
+	TESTL        BX, BX
+	JZ           nonechain
+
+eachchain:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachchain
+
+nonechain:
+	ADDQ $0x08, AX
+	SUBQ $0x08, R8
+	JMP  chain8
 
 done:
+	SUBQ cand+88(FP), R9
+	SHRQ $0x02, R9
+	MOVQ R9, ret+96(FP)
 	VZEROUPPER
 	RET
 
-// func lifUpdateAVX512(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, mask *uint64)
+// func lifUpdateAVX512(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, frozen *uint64, cand *int32) int
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·lifUpdateAVX512(SB), NOSPLIT, $0-56
+TEXT ·lifUpdateAVX512(SB), NOSPLIT, $0-72
 	VBROADCASTSS a+0(FP), Z0
 	VBROADCASTSS c+4(FP), Z1
 	VBROADCASTSS th+8(FP), Z2
@@ -2330,7 +2404,8 @@ TEXT ·lifUpdateAVX512(SB), NOSPLIT, $0-56
 	MOVQ         x1+24(FP), SI
 	MOVQ         x2+32(FP), DX
 	MOVQ         n+40(FP), R8
-	MOVQ         mask+48(FP), R9
+	MOVQ         cand+56(FP), R9
+	MOVQ         frozen+48(FP), R12
 	VXORPS       Z9, Z9, Z9
 	XORQ         AX, AX
 	TESTQ        DX, DX
@@ -2341,15 +2416,31 @@ two16:
 	JLT         twotail
 	VADDPS      (SI)(AX*4), Z9, Z3
 	VADDPS      (DX)(AX*4), Z3, Z3
-	VMULPS      (DI)(AX*4), Z0, Z4
+	VMOVUPS     (DI)(AX*4), Z14
+	VMULPS      Z14, Z0, Z4
 	VFMADD231PS Z3, Z1, Z4
+	KMOVW       (R12), K3
+	VMOVAPS     Z14, K3, Z4
+	ADDQ        $0x02, R12
 	VMOVUPS     Z4, (DI)(AX*4)
 	VCMPPS      $0x11, Z4, Z2, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
-	ADDQ        $0x10, AX
-	SUBQ        $0x10, R8
-	JMP         two16
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          nonetwo
+
+eachtwo:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachtwo
+
+nonetwo:
+	ADDQ $0x10, AX
+	SUBQ $0x10, R8
+	JMP  two16
 
 twotail:
 	TESTQ       R8, R8
@@ -2363,27 +2454,58 @@ twotail:
 	VADDPS      Z3, Z9, Z3
 	VMOVUPS.Z   (DX)(AX*4), K1, Z5
 	VADDPS      Z5, Z3, Z3
-	VMOVUPS.Z   (DI)(AX*4), K1, Z4
-	VMULPS      Z4, Z0, Z4
+	VMOVUPS.Z   (DI)(AX*4), K1, Z14
+	VMULPS      Z14, Z0, Z4
 	VFMADD231PS Z3, Z1, Z4
+	KMOVW       (R12), K3
+	VMOVAPS     Z14, K3, Z4
+	ADDQ        $0x02, R12
 	VMOVUPS     Z4, K1, (DI)(AX*4)
 	VCMPPS      $0x11, Z4, Z2, K1, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
-	JMP         done
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          nonetwotail
+
+eachtwotail:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachtwotail
+
+nonetwotail:
+	JMP done
 
 one16:
 	CMPQ        R8, $0x10
 	JLT         onetail
-	VMULPS      (DI)(AX*4), Z0, Z4
+	VMOVUPS     (DI)(AX*4), Z14
+	VMULPS      Z14, Z0, Z4
 	VFMADD231PS (SI)(AX*4), Z1, Z4
+	KMOVW       (R12), K3
+	VMOVAPS     Z14, K3, Z4
+	ADDQ        $0x02, R12
 	VMOVUPS     Z4, (DI)(AX*4)
 	VCMPPS      $0x11, Z4, Z2, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
-	ADDQ        $0x10, AX
-	SUBQ        $0x10, R8
-	JMP         one16
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          noneone
+
+eachone:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachone
+
+noneone:
+	ADDQ $0x10, AX
+	SUBQ $0x10, R8
+	JMP  one16
 
 onetail:
 	TESTQ       R8, R8
@@ -2393,22 +2515,39 @@ onetail:
 	SHLL        CL, BX
 	DECL        BX
 	KMOVW       BX, K1
-	VMOVUPS.Z   (DI)(AX*4), K1, Z4
-	VMULPS      Z4, Z0, Z4
+	VMOVUPS.Z   (DI)(AX*4), K1, Z14
+	VMULPS      Z14, Z0, Z4
 	VMOVUPS.Z   (SI)(AX*4), K1, Z3
 	VFMADD231PS Z3, Z1, Z4
+	KMOVW       (R12), K3
+	VMOVAPS     Z14, K3, Z4
+	ADDQ        $0x02, R12
 	VMOVUPS     Z4, K1, (DI)(AX*4)
 	VCMPPS      $0x11, Z4, Z2, K1, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          noneonetail
 
+eachonetail:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachonetail
+
+noneonetail:
 done:
+	SUBQ cand+56(FP), R9
+	SHRQ $0x02, R9
+	MOVQ R9, ret+64(FP)
 	VZEROUPPER
 	RET
 
-// func lifChainAVX512(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, mask *uint64)
+// func lifChainAVX512(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, frozen *uint64, cand *int32) int
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·lifChainAVX512(SB), NOSPLIT, $0-88
+TEXT ·lifChainAVX512(SB), NOSPLIT, $0-104
 	VBROADCASTSS a1+0(FP), Z10
 	VBROADCASTSS c1+4(FP), Z11
 	VBROADCASTSS a2+8(FP), Z12
@@ -2422,7 +2561,8 @@ TEXT ·lifChainAVX512(SB), NOSPLIT, $0-88
 	MOVQ         x2+56(FP), R11
 	MOVQ         u+64(FP), DI
 	MOVQ         n+72(FP), R8
-	MOVQ         mask+80(FP), R9
+	MOVQ         cand+88(FP), R9
+	MOVQ         frozen+80(FP), R12
 	VXORPS       Z9, Z9, Z9
 	XORQ         AX, AX
 
@@ -2433,19 +2573,35 @@ chain16:
 	VFMADD231PS (DX)(AX*4), Z11, Z4
 	VMULPS      (R10)(AX*4), Z12, Z5
 	VFMADD231PS (R11)(AX*4), Z13, Z5
-	VMULPS      (DI)(AX*4), Z0, Z6
+	VMOVUPS     (DI)(AX*4), Z14
+	VMULPS      Z14, Z0, Z6
 	VADDPS      Z4, Z9, Z3
 	VADDPS      Z5, Z3, Z3
 	VFMADD231PS Z3, Z1, Z6
+	KMOVW       (R12), K3
+	VMOVAPS     Z14, K3, Z6
+	ADDQ        $0x02, R12
 	VMOVUPS     Z4, (SI)(AX*4)
 	VMOVUPS     Z5, (R10)(AX*4)
 	VMOVUPS     Z6, (DI)(AX*4)
 	VCMPPS      $0x11, Z6, Z2, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
-	ADDQ        $0x10, AX
-	SUBQ        $0x10, R8
-	JMP         chain16
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          nonechain
+
+eachchain:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachchain
+
+nonechain:
+	ADDQ $0x10, AX
+	SUBQ $0x10, R8
+	JMP  chain16
 
 chaintail:
 	TESTQ       R8, R8
@@ -2463,19 +2619,36 @@ chaintail:
 	VMULPS      Z5, Z12, Z5
 	VMOVUPS.Z   (R11)(AX*4), K1, Z7
 	VFMADD231PS Z7, Z13, Z5
-	VMOVUPS.Z   (DI)(AX*4), K1, Z6
-	VMULPS      Z6, Z0, Z6
+	VMOVUPS.Z   (DI)(AX*4), K1, Z14
+	VMULPS      Z14, Z0, Z6
 	VADDPS      Z4, Z9, Z3
 	VADDPS      Z5, Z3, Z3
 	VFMADD231PS Z3, Z1, Z6
+	KMOVW       (R12), K3
+	VMOVAPS     Z14, K3, Z6
+	ADDQ        $0x02, R12
 	VMOVUPS     Z4, K1, (SI)(AX*4)
 	VMOVUPS     Z5, K1, (R10)(AX*4)
 	VMOVUPS     Z6, K1, (DI)(AX*4)
 	VCMPPS      $0x11, Z6, Z2, K1, K2
-	KMOVW       K2, (R9)
-	ADDQ        $0x02, R9
+	KMOVW       K2, BX
+	TESTL       BX, BX
+	JZ          nonechaintail
 
+eachchaintail:
+	BSFL BX, CX
+	ADDL AX, CX
+	MOVL CX, (R9)
+	ADDQ $0x04, R9
+	LEAL -1(BX), CX
+	ANDL CX, BX
+	JNZ  eachchaintail
+
+nonechaintail:
 done:
+	SUBQ cand+88(FP), R9
+	SHRQ $0x02, R9
+	MOVQ R9, ret+96(FP)
 	VZEROUPPER
 	RET
 

@@ -430,14 +430,24 @@ func FuzzGemm4(f *testing.F) {
 	})
 }
 
-// checkLIFUpdate compares lifUpdate at every level with the passes it
-// fuses, run with the portable kernels: gatherInput's sum from zero,
-// axpby, then nextAbove for the threshold bits.
-func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32) {
-	t.Helper()
+// frozenBits is a bit mask of n neurons with bit i set where bit 3 of
+// u[i]'s encoding is: about every other neuron, arbitrarily placed.
+func frozenBits(u []float32) []uint64 {
+	f := make([]uint64, (len(u)+63)/64)
+	for i, v := range u {
+		if math.Float32bits(v)&8 != 0 {
+			f[i>>6] |= 1 << (i & 63)
+		}
+	}
+	return f
+}
+
+// refLIF is the reference of lifUpdate, with the portable kernels: the
+// passes it fuses (gatherInput's sum from zero, axpby), then the frozen
+// neurons put back, then nextAbove for the threshold test.
+func refLIF(a, c, th float32, u0, x1, x2 []float32, frozen []uint64) (u []float32, above []int) {
 	n := len(u0)
-	want := append([]float32(nil), u0...)
-	var wantIdx []int
+	u = append([]float32(nil), u0...)
 	withISA(isaGo, func() {
 		s := x1
 		if x2 != nil {
@@ -445,30 +455,79 @@ func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32) {
 			addTo(s, x1)
 			addTo(s, x2)
 		}
-		axpby(a, want, c, s)
-		for i := nextAbove(want, th, 0); i < n; i = nextAbove(want, th, i+1) {
-			wantIdx = append(wantIdx, i)
+		axpby(a, u, c, s)
+		for i := range u {
+			if frozen[i>>6]&(1<<(i&63)) != 0 {
+				u[i] = u0[i]
+			}
+		}
+		for i := nextAbove(u, th, 0); i < n; i = nextAbove(u, th, i+1) {
+			above = append(above, i)
 		}
 	})
+	return u, above
+}
+
+// checkCand compares the candidates of a fused step (cand[:k]) with want
+// and checks that the index past the neurons (guard) is left as it is.
+func checkCand(t *testing.T, what string, cand []int32, k int, want []int) {
+	t.Helper()
+	got := make([]int, k)
+	for i, c := range cand[:k] {
+		got[i] = int(c)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || cand[len(cand)-1] != -7 {
+		t.Fatalf("%s: above threshold %v, want %v (guard %d)", what, got, want, cand[len(cand)-1])
+	}
+}
+
+// newCand is room for the candidates of n neurons and a guard past them.
+func newCand(n int) []int32 {
+	c := make([]int32, n+1)
+	c[n] = -7
+	return c
+}
+
+// checkLIFUpdate compares lifUpdate at every level with refLIF.
+func checkLIFUpdate(t *testing.T, a, c, th float32, u0, x1, x2 []float32, frozen []uint64) {
+	t.Helper()
+	n := len(u0)
+	want, wantIdx := refLIF(a, c, th, u0, x1, x2, frozen)
 	for _, l := range isaLevels() {
 		u := append([]float32(nil), u0...)
-		mask := make([]uint64, (n+63)/64+1)
-		mask[len(mask)-1] = 0xbeef // beyond the neurons: must stay as it is
-		withISA(l, func() { lifUpdate(a, c, th, u, x1, x2, mask[:len(mask)-1]) })
+		cand := newCand(n)
+		var k int
+		withISA(l, func() { k = lifUpdate(a, c, th, u, x1, x2, frozen, cand[:n]) })
 		if i := sameBits(u, want); i >= 0 {
 			t.Fatalf("n %d two %v level %v: u[%d] = %v, want %v", n, x2 != nil, l, i, u[i], want[i])
 		}
-		var idx []int
-		for w, m := range mask[:len(mask)-1] {
-			for b := range 64 {
-				if m&(1<<b) != 0 {
-					idx = append(idx, 64*w+b)
-				}
+		checkCand(t, fmt.Sprintf("n %d two %v level %v", n, x2 != nil, l), cand, k, wantIdx)
+	}
+}
+
+// checkLIFChain compares lifChain at every level with the two axpby
+// passes of the integrators, then refLIF on their states.
+func checkLIFChain(t *testing.T, a, c, th float32, u0, g10, x1, g20, x2 []float32, frozen []uint64) {
+	t.Helper()
+	n := len(u0)
+	const a1, c1, a2, c2 = 0.75, 1.5, 0.875, -0.5
+	wg1, wg2 := append([]float32(nil), g10...), append([]float32(nil), g20...)
+	withISA(isaGo, func() {
+		axpby(a1, wg1, c1, x1)
+		axpby(a2, wg2, c2, x2)
+	})
+	want, wantIdx := refLIF(a, c, th, u0, wg1, wg2, frozen)
+	for _, l := range isaLevels() {
+		u, g1, g2 := append([]float32(nil), u0...), append([]float32(nil), g10...), append([]float32(nil), g20...)
+		cand := newCand(n)
+		var k int
+		withISA(l, func() { k = lifChain(a1, c1, a2, c2, a, c, th, g1, x1, g2, x2, u, frozen, cand[:n]) })
+		for j, p := range [][2][]float32{{u, want}, {g1, wg1}, {g2, wg2}} {
+			if i := sameBits(p[0], p[1]); i >= 0 {
+				t.Fatalf("chain n %d level %v: state %d [%d] = %v, want %v", n, l, j, i, p[0][i], p[1][i])
 			}
 		}
-		if fmt.Sprint(idx) != fmt.Sprint(wantIdx) || mask[len(mask)-1] != 0xbeef {
-			t.Fatalf("n %d two %v level %v: above threshold %v, want %v (guard %#x)", n, x2 != nil, l, idx, wantIdx, mask[len(mask)-1])
-		}
+		checkCand(t, fmt.Sprintf("chain n %d level %v", n, l), cand, k, wantIdx)
 	}
 }
 
@@ -483,7 +542,7 @@ func TestLIFUpdateBitIdentical(t *testing.T) {
 	}
 	negZero := float32(math.Copysign(0, -1))
 	for _, n := range []int{0, 1, 15, 16, 17, 33, 100, 4000} {
-		u, x1, x2 := vec(n), vec(n), vec(n)
+		u, x1, x2, g1, g2 := vec(n), vec(n), vec(n), vec(n), vec(n)
 		for i := 0; i < n; i += 7 { // signed zeros, NaN and infinities on every path
 			x1[i], x2[i] = negZero, negZero
 			if i%3 == 0 {
@@ -493,21 +552,34 @@ func TestLIFUpdateBitIdentical(t *testing.T) {
 		if n > 20 {
 			u[3], x1[5], x2[9] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
 		}
-		checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, nil)
-		checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, x2)
+		none := make([]uint64, (n+63)/64)
+		frozen := frozenBits(u)
+		for i := range u { // frozen above the threshold: its bit tests the state kept
+			if frozen[i>>6]&(1<<(i&63)) != 0 && i%5 == 0 {
+				u[i] = 2
+			}
+		}
+		for _, f := range [][]uint64{none, frozen} {
+			checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, nil, f)
+			checkLIFUpdate(t, 0.9, 0.35, 0.5, u, x1, x2, f)
+			checkLIFChain(t, 0.9, 0.35, 0.5, u, g1, x1, g2, x2, f)
+		}
 	}
 }
 
-// FuzzLIFUpdate: the fused neuron step agrees with the passes it replaces
-// on arbitrary bits.
+// FuzzLIFUpdate: the fused neuron steps agree with the passes they
+// replace on arbitrary bits, some neurons frozen.
 func FuzzLIFUpdate(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, off uint8, a, c float32) {
-		v := fuzzFloats(data, 3*1024)
-		n := len(v) / 3
+		v := fuzzFloats(data, 5*1024)
+		n := len(v) / 5
 		th := float32(int(off)-128) / 64
-		checkLIFUpdate(t, a, c, th, v[:n], v[n:2*n], nil)
-		checkLIFUpdate(t, a, c, th, v[:n], v[n:2*n], v[2*n:3*n])
+		u, x1, x2, g1, g2 := v[:n], v[n:2*n], v[2*n:3*n], v[3*n:4*n], v[4*n:5*n]
+		frozen := frozenBits(x2)
+		checkLIFUpdate(t, a, c, th, u, x1, nil, frozen)
+		checkLIFUpdate(t, a, c, th, u, x1, x2, frozen)
+		checkLIFChain(t, a, c, th, u, g1, x1, g2, x2, frozen)
 	})
 }
 
@@ -603,9 +675,10 @@ func TestFusedNeuronStep(t *testing.T) {
 // and inhibitory synapses, so read one step late), runs its fused chain on
 // AVX-512 and gives the same spikes, states and conductances, bit for bit,
 // as the separate steps at every level, in a batch with one slot idle part
-// of the time and one reset midway; also when the conductances are looked
-// at after every step (settle), and with a third reader of one of them,
-// which turns the fusion off.
+// of the time, one reset midway and the states set while neurons are
+// held; also when the conductances are looked at after every step
+// (settle), and with a third reader of one of them, which turns the
+// fusion off.
 func TestFusedChain(t *testing.T) {
 	const n, batch, steps = 500, 3, 300
 	rng := rand.New(rand.NewPCG(23, 24))
@@ -641,7 +714,7 @@ func TestFusedChain(t *testing.T) {
 		}
 		return g
 	}
-	run := func(g *Graph, watch bool) (res [4][]float32, chained bool) {
+	run := func(g *Graph, watch bool) (res [4][]float32, chained bool, cnt Counters) {
 		sim, err := NewSimulator(g, &Options{Dt: 1e-3, Batch: batch})
 		if err != nil {
 			t.Fatal(err)
@@ -659,7 +732,12 @@ func TestFusedChain(t *testing.T) {
 			if err := sim.SetActive(on); err != nil {
 				t.Fatal(err)
 			}
-			if step == steps/2 {
+			switch step {
+			case steps / 3: // held neurons too: they go back to their held values
+				if err := sim.SetState("P", VarV, v0); err != nil {
+					t.Fatal(err)
+				}
+			case steps / 2:
 				if err := sim.Reset(2); err != nil {
 					t.Fatal(err)
 				}
@@ -675,19 +753,21 @@ func TestFusedChain(t *testing.T) {
 		}
 		res[1], _ = sim.State(nil, "P", VarV)
 		res[2] = append([]float32(nil), sim.NodeOutput("ge")...)
-		return res, chained
+		return res, chained, sim.Counters()
 	}
 	for _, c := range []struct{ extra, watch bool }{{false, false}, {false, true}, {true, false}} {
 		var ref [4][]float32
+		var refCnt Counters
 		for _, l := range isaLevels() {
 			var got [4][]float32
 			var chained bool
-			withISA(l, func() { got, chained = run(build(c.extra), c.watch) })
+			var cnt Counters
+			withISA(l, func() { got, chained, cnt = run(build(c.extra), c.watch) })
 			if want := l != isaGo && !c.extra; chained != want {
 				t.Fatalf("%+v level %v: chain fused %v", c, l, chained)
 			}
 			if ref[0] == nil {
-				ref = got
+				ref, refCnt = got, cnt
 				spikes := 0
 				for _, o := range got[0] {
 					spikes += int(o)
@@ -701,6 +781,9 @@ func TestFusedChain(t *testing.T) {
 				if i := sameBits(got[k], ref[k]); i >= 0 {
 					t.Fatalf("%+v level %v result %d: [%d] = %v, portable %v", c, l, k, i, got[k][i], ref[k][i])
 				}
+			}
+			if cnt != refCnt { // the fused integrators count, not stepped
+				t.Fatalf("%+v level %v: counters %+v, portable %+v", c, l, cnt, refCnt)
 			}
 		}
 	}

@@ -28,7 +28,7 @@ func gemm4TBF16AVX512(y0, y1, y2, y3 *float32, w *uint16, xi *float32, nin, ldw,
 	panic("unreachable")
 }
 
-func lifUpdateAVX512(a, c, th float32, u, x1, x2 *float32, n int, mask *uint64) {
+func lifUpdateAVX512(a, c, th float32, u, x1, x2 *float32, n int, frozen *uint64, cand *int32) int {
 	panic("unreachable")
 }
 
@@ -40,7 +40,7 @@ func gemm4TI8AVX512(y0, y1, y2, y3 *float32, w *int8, xi *float32, nin, ldw, col
 	panic("unreachable")
 }
 
-func lifChainAVX512(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, mask *uint64) {
+func lifChainAVX512(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, frozen *uint64, cand *int32) int {
 	panic("unreachable")
 }
 
@@ -52,7 +52,9 @@ func gemm4TI8AVX2(y0, y1, y2, y3 *float32, w *int8, xi *float32, nin, ldw, cols 
 	panic("unreachable")
 }
 
-func lifUpdateAVX2(a, c, th float32, u, x1, x2 *float32, n int, mask *uint64) { panic("unreachable") }
-func lifChainAVX2(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, mask *uint64) {
+func lifUpdateAVX2(a, c, th float32, u, x1, x2 *float32, n int, frozen *uint64, cand *int32) int {
+	panic("unreachable")
+}
+func lifChainAVX2(a1, c1, a2, c2, a, c, th float32, g1, x1, g2, x2, u *float32, n int, frozen *uint64, cand *int32) int {
 	panic("unreachable")
 }

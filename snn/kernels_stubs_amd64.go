@@ -129,31 +129,35 @@ func gemm4TI8AVX2(y0 *float32, y1 *float32, y2 *float32, y3 *float32, w *int8, x
 func gemm4TI8AVX512(y0 *float32, y1 *float32, y2 *float32, y3 *float32, w *int8, xi *float32, nin int, ldw int, cols int)
 
 // lifUpdateAVX2 sets u[i] = fma(c, s, a·u[i]) with s = x1[i], or (x1[i] + 0)
-// + x2[i] where x2 is not nil, and bit i of mask to th < u[i]. n is a multiple
+// + x2[i] where x2 is not nil, except where bit i of frozen is set, writes the
+// i with th < u[i] to cand in order and returns their number. n is a multiple
 // of 8.
 //
 //go:noescape
-func lifUpdateAVX2(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, mask *uint64)
+func lifUpdateAVX2(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, frozen *uint64, cand *int32) int
 
 // lifChainAVX2 is two leaky integrators and the neuron they feed, in one pass:
 // g1 = fma(c1, x1, a1·g1); g2 = fma(c2, x2, a2·g2); u = fma(c, (g1 + 0) +
-// g2, a·u); mask = th < u. n is a multiple of 8.
+// g2, a·u) where the frozen bit is clear; the i with th < u[i] go to cand,
+// and their number is returned. n is a multiple of 8.
 //
 //go:noescape
-func lifChainAVX2(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, mask *uint64)
+func lifChainAVX2(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, frozen *uint64, cand *int32) int
 
 // lifUpdateAVX512 sets u[i] = fma(c, s, a·u[i]) with s = x1[i], or (x1[i] +
-// 0) + x2[i] where x2 is not nil, and bit i of mask to th < u[i].
+// 0) + x2[i] where x2 is not nil, except where bit i of frozen is set, writes
+// the i with th < u[i] to cand in order and returns their number.
 //
 //go:noescape
-func lifUpdateAVX512(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, mask *uint64)
+func lifUpdateAVX512(a float32, c float32, th float32, u *float32, x1 *float32, x2 *float32, n int, frozen *uint64, cand *int32) int
 
 // lifChainAVX512 is two leaky integrators and the neuron they feed, in one
 // pass: g1 = fma(c1, x1, a1·g1); g2 = fma(c2, x2, a2·g2); u = fma(c, (g1 +
-// 0) + g2, a·u); mask = th < u.
+// 0) + g2, a·u) where the frozen bit is clear; the i with th < u[i] go to
+// cand, and their number is returned.
 //
 //go:noescape
-func lifChainAVX512(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, mask *uint64)
+func lifChainAVX512(a1 float32, c1 float32, a2 float32, c2 float32, a float32, c float32, th float32, g1 *float32, x1 *float32, g2 *float32, x2 *float32, u *float32, n int, frozen *uint64, cand *int32) int
 
 // gatherTAVX2 adds a[k]·w[rows[k]·ldw + c] to y[c] for c < cols, one fused
 // multiply-add a row, k in order. cols is a multiple of 8.

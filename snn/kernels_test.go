@@ -156,7 +156,8 @@ func BenchmarkVectorKernels(b *testing.B) {
 		for i := range n {
 			wb[i], wq[i] = toBF16(rng.Float32()), int8(rng.IntN(256)-128)
 		}
-		mask := make([]uint64, (n+63)/64)
+		cand := make([]int32, n)
+		frozen := frozenBits(u) // about every other neuron held
 		// The states stay bounded: every update is a contraction toward
 		// its input.
 		kernels := []struct {
@@ -168,8 +169,8 @@ func BenchmarkVectorKernels(b *testing.B) {
 			{"nextAbove", func() { nextAbove(u, 2, 0) }}, // u < 2: a full scan
 			{"axpyBF16", func() { axpyBF16(1e-3, wb, y); scal(0.5, y) }},
 			{"axpyI8", func() { axpyI8(1e-3, wq, y); scal(0.5, y) }},
-			{"lifUpdate", func() { lifUpdate(0.5, 0.25, 0.6, u, x1, x2, mask) }},
-			{"lifChain", func() { lifChain(0.5, 0.5, 0.5, 0.5, 0.5, 0.25, 0.6, g1, x1, g2, x2, u, mask) }},
+			{"lifUpdate", func() { lifUpdate(0.5, 0.25, 0.6, u, x1, x2, frozen, cand) }},
+			{"lifChain", func() { lifChain(0.5, 0.5, 0.5, 0.5, 0.5, 0.25, 0.6, g1, x1, g2, x2, u, frozen, cand) }},
 		}
 		for _, k := range kernels {
 			for _, l := range isaLevels() {

@@ -1,9 +1,6 @@
 package snn
 
-import (
-	"math"
-	"math/bits"
-)
+import "math"
 
 // neuronMode selects the update rule of a neuron node.
 type neuronMode uint8
@@ -21,6 +18,36 @@ type refEntry struct {
 	hold  float32
 	until int64
 }
+
+// refQueue is a slot's held neurons, e[head:], in the order they are
+// released: by until, and in the order they fired where that is the same
+// (always, when every neuron holds as long). A release takes them from the
+// front without a look at the others, and a spike mostly appends.
+type refQueue struct {
+	e    []refEntry
+	head int
+}
+
+// held returns the held neurons.
+func (q *refQueue) held() []refEntry { return q.e[q.head:] }
+
+// push adds x in its place, moving the held ones to the front of the
+// buffer first if it is full, so that the buffer stops growing.
+func (q *refQueue) push(x refEntry) {
+	if len(q.e) == cap(q.e) && q.head > 0 {
+		q.e = q.e[:copy(q.e, q.e[q.head:])]
+		q.head = 0
+	}
+	q.e = append(q.e, x)
+	i := len(q.e) - 1
+	for ; i > q.head && q.e[i-1].until > x.until; i-- {
+		q.e[i] = q.e[i-1]
+	}
+	q.e[i] = x
+}
+
+// clear empties the queue, keeping its buffer.
+func (q *refQueue) clear() { q.e, q.head = q.e[:0], 0 }
 
 // neuronOp integrates the state of one neuron node. The membrane is stored
 // relative to v_leak (u = v − v_leak), so that the update needs no constant
@@ -44,18 +71,27 @@ type neuronOp struct {
 	leakFree                            bool // non-spiking, v_leak = 0: u is the output buffer
 	ua, uc, uas, uwj, up, uth           float32
 
-	refSteps []int32      // per neuron, nil when there is no refractory period
-	refUntil []int64      // batch × n: the slot's clock from which the neuron may fire again
-	refList  [][]refEntry // per slot
-	clock    []int64      // per slot: the steps it has taken
+	refSteps []int32    // per neuron, nil when there is no refractory period
+	refUntil []int64    // batch × n: the slot's clock from which the neuron may fire again
+	refList  []refQueue // per slot: the neurons held
+	clock    []int64    // per slot: the steps it has taken
+	// frozen has a bit per neuron (slot-major, (n+63)/64 words a slot),
+	// set while the neuron is in its slot's refList: the fused step
+	// (lifUpdate, lifChain) leaves its state as it is, which is the held
+	// value, instead of updating and restoring it. stale, per slot, says
+	// that the states may have been written since they were held
+	// (SetState, LoadSlot): the next fused step restores the held values
+	// first.
+	frozen []uint64
+	stale  []bool
 
-	mask []uint64 // scratch of the fused step: one bit per neuron, th < u
+	cand []int32 // scratch of the fused step: the neurons with th < u
 
 	// chain holds the two leaky integrators this node's fused step also
 	// updates (fuseChains), late those read through a delayed edge, whose
 	// update comes a step late; owed, per slot, says whether the late ones
 	// owe the update of the slot's last step. fused marks an integrator so
-	// updated, whose own step then only counts.
+	// updated, which the plan does not step: the chain's owner counts it.
 	chain [2]*simNode
 	late  [2]bool
 	owed  []bool
@@ -137,8 +173,9 @@ func (s *Simulator) newNeuronOp(node Node, sn *simNode) *neuronOp {
 		}
 		if any {
 			op.refUntil = make([]int64, sn.batch*n)
-			op.refList = make([][]refEntry, sn.batch)
+			op.refList = make([]refQueue, sn.batch)
 			op.clock = make([]int64, sn.batch)
+			op.stale = make([]bool, sn.batch)
 		} else {
 			op.refSteps = nil
 		}
@@ -150,6 +187,9 @@ func (s *Simulator) newNeuronOp(node Node, sn *simNode) *neuronOp {
 	}
 	op.ua, op.uc, op.uth = op.a[0], op.c[0], op.th[0]
 	op.u = make([]float32, sn.batch*n)
+	if op.spiking {
+		op.frozen = make([]uint64, sn.batch*op.words())
+	}
 	if !op.spiking {
 		// A non-spiking neuron outputs its membrane v = u + v_leak; with no
 		// leak potential that is u itself, so the buffers are shared.
@@ -171,26 +211,35 @@ func allEqual(xs []float32) bool {
 	return true
 }
 
+// words is the length of a slot's frozen bits.
+func (op *neuronOp) words() int { return (op.n + 63) / 64 }
+
+// frozenOf is the slot's frozen bits.
+func (op *neuronOp) frozenOf(slot int) []uint64 {
+	w := op.words()
+	return op.frozen[slot*w : (slot+1)*w]
+}
+
 func (op *neuronOp) reset(sn *simNode, slot int) {
 	lo, hi := slot*op.n, (slot+1)*op.n
 	clear(op.u[lo:hi])
 	if op.syn != nil {
 		clear(op.syn[lo:hi])
 	}
+	if op.frozen != nil {
+		clear(op.frozenOf(slot))
+	}
 	if op.refUntil != nil {
 		clear(op.refUntil[lo:hi])
 		op.clock[slot] = 0
-		op.refList[slot] = op.refList[slot][:0]
+		op.refList[slot].clear()
+		op.stale[slot] = false
 	}
 }
 
 func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
 	if op.chain[0] != nil || (isa != isaGo && op.fusable(sn)) {
 		op.stepFused(s, sn, c)
-		return
-	}
-	if op.fused {
-		op.count(s, sn, c)
 		return
 	}
 	x := sn.gatherInput()
@@ -223,7 +272,7 @@ func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
 			}
 		}
 		if op.refList != nil {
-			op.holdRefractory(slot, u, false)
+			op.holdRefractory(slot, u)
 		}
 		if op.spiking {
 			c.Spikes += int64(op.fire(sn, slot, u, nil))
@@ -262,8 +311,8 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 	if len(sn.srcs) == 2 {
 		x2 = sn.srcs[1].buf(sn)
 	}
-	if op.mask == nil {
-		op.mask = make([]uint64, (n+63)/64)
+	if op.cand == nil {
+		op.cand = make([]int32, n)
 	}
 	for slot := 0; slot < sn.batch; slot++ {
 		if s.idle(slot) {
@@ -271,33 +320,44 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 		}
 		lo, hi := slot*n, (slot+1)*n
 		u := op.u[lo:hi]
+		frozen := op.frozenOf(slot)
+		if op.stale != nil && op.stale[slot] {
+			op.restoreHeld(slot, u)
+			op.stale[slot] = false
+		}
 		var b []float32
 		if x2 != nil {
 			b = x2[lo:hi]
 		}
 		l1, l2 := op.chain[0], op.chain[1]
 		owed := op.owed != nil && op.owed[slot]
+		var k int // the candidates to fire, in op.cand
 		switch {
 		case l1 != nil && (owed || !op.late[0]) && (owed || !op.late[1]):
 			o1, o2 := l1.op.(*neuronOp), l2.op.(*neuronOp)
 			in1, in2 := l1.srcs[0].buf(l1), l2.srcs[0].buf(l2)
-			lifChain(o1.ua, o1.uc, o2.ua, o2.uc, op.ua, op.uc, op.uth,
-				x1[lo:hi], in1[lo:hi], b, in2[lo:hi], u, op.mask)
+			k = lifChain(o1.ua, o1.uc, o2.ua, o2.uc, op.ua, op.uc, op.uth,
+				x1[lo:hi], in1[lo:hi], b, in2[lo:hi], u, frozen, op.cand)
 		case l1 != nil: // the late ones were settled since the last step
 			op.integrate(slot, false)
 			fallthrough
 		default:
-			lifUpdate(op.ua, op.uc, op.uth, u, x1[lo:hi], b, op.mask)
+			k = lifUpdate(op.ua, op.uc, op.uth, u, x1[lo:hi], b, frozen, op.cand)
 		}
 		if op.owed != nil {
 			op.owed[slot] = true // this step's late updates, paid at the next
 		}
 		if op.refList != nil {
-			op.holdRefractory(slot, u, true)
+			op.release(slot)
 		}
-		c.Spikes += int64(op.fire(sn, slot, u, op.mask))
+		c.Spikes += int64(op.fire(sn, slot, u, op.cand[:k]))
 	}
 	op.count(s, sn, c)
+	for _, l := range op.chain {
+		if l != nil {
+			l.op.(*neuronOp).count(s, l, c)
+		}
+	}
 }
 
 // fuseChains finds the spiking nodes whose fused step can also update
@@ -384,76 +444,73 @@ func (op *neuronOp) integrate(slot int, late bool) {
 	}
 }
 
-func (op *neuronOp) setMask(i int32, v float32) {
-	if op.uth < v {
-		op.mask[i>>6] |= 1 << (i & 63)
-	} else {
-		op.mask[i>>6] &^= 1 << (i & 63)
+// holdRefractory restores the neurons held after a spike to their held
+// values, after an update that changed them, and then releases those
+// whose time is up (release).
+func (op *neuronOp) holdRefractory(slot int, u []float32) {
+	op.restoreHeld(slot, u)
+	op.release(slot)
+}
+
+// restoreHeld sets the slot's held neurons to their held values.
+func (op *neuronOp) restoreHeld(slot int, u []float32) {
+	for _, e := range op.refList[slot].held() {
+		u[e.idx] = e.hold
 	}
 }
 
-// holdRefractory advances the slot's clock and restores the neurons held
-// after a spike, releasing those whose time is up. With mask (the fused
-// step) it redoes the threshold bits of the released ones, which lifUpdate
-// set from the value the hold replaces: a neuron released this step tests
-// its held value, as fire would. Those still held cannot fire.
-func (op *neuronOp) holdRefractory(slot int, u []float32, mask bool) {
+// release advances the slot's clock and releases the held neurons whose
+// time is up: they keep the held value this step and update from the
+// next.
+func (op *neuronOp) release(slot int) {
 	op.clock[slot]++
 	now := op.clock[slot]
-	list := op.refList[slot]
-	for k := 0; k < len(list); {
-		e := &list[k]
-		u[e.idx] = e.hold
-		if now >= e.until {
-			if mask {
-				op.setMask(e.idx, e.hold)
-			}
-			list[k] = list[len(list)-1]
-			list = list[:len(list)-1]
-			continue
-		}
-		k++
+	q, frozen := &op.refList[slot], op.frozenOf(slot)
+	for q.head < len(q.e) && q.e[q.head].until <= now {
+		i := q.e[q.head].idx
+		frozen[i>>6] &^= 1 << (i & 63)
+		q.head++
 	}
-	op.refList[slot] = list
+	if q.head == len(q.e) {
+		q.clear()
+	}
 }
 
 // fire tests the threshold, resets the neurons that crossed it and records
 // them as the slot's active list. It returns the number of spikes. A
-// non-nil mask holds the threshold test already done (lifUpdate).
-func (op *neuronOp) fire(sn *simNode, slot int, u []float32, mask []uint64) int {
+// non-nil cand holds the threshold test already done (lifUpdate): the
+// neurons above it.
+func (op *neuronOp) fire(sn *simNode, slot int, u []float32, cand []int32) int {
 	out := sn.out[slot*op.n : (slot+1)*op.n]
 	for _, j := range sn.active[slot] {
 		out[j] = 0
 	}
 	act := sn.active[slot][:0]
+	// The neurons still held (now < until) cannot fire: after release,
+	// those are the frozen ones.
 	var until []int64
 	var now int64
+	var held []uint64
 	if op.refUntil != nil {
-		until, now = op.refUntil[slot*op.n:(slot+1)*op.n], op.clock[slot]
+		until, now, held = op.refUntil[slot*op.n:(slot+1)*op.n], op.clock[slot], op.frozenOf(slot)
 	}
-	if mask != nil {
-		for w, m := range mask {
-			for m != 0 {
-				i := w<<6 + bits.TrailingZeros64(m)
-				m &= m - 1
-				if until != nil && now < until[i] {
-					continue
-				}
-				act = append(act, int32(i))
+	if cand != nil {
+		for _, i := range cand {
+			if held == nil || held[i>>6]&(1<<(i&63)) == 0 {
+				act = append(act, i)
 			}
 		}
 	} else if op.uniform {
 		th := op.uth
 		for i := nextAbove(u, th, 0); i < len(u); i = nextAbove(u, th, i+1) {
-			if until != nil && now < until[i] {
-				continue
+			if held == nil || held[i>>6]&(1<<(i&63)) == 0 {
+				act = append(act, int32(i))
 			}
-			act = append(act, int32(i))
 		}
 	} else {
 		th := op.th[:len(u)]
 		for i := range u {
-			if u[i] > th[i] && (until == nil || now >= until[i]) {
+			if u[i] > th[i] && (held == nil || held[i>>6]&(1<<(i&63)) == 0) {
 				act = append(act, int32(i))
 			}
 		}
@@ -467,7 +524,8 @@ func (op *neuronOp) fire(sn *simNode, slot int, u []float32, mask []uint64) int 
 		}
 		if until != nil && op.refSteps[j] > 0 {
 			until[j] = now + int64(op.refSteps[j])
-			op.refList[slot] = append(op.refList[slot], refEntry{idx: j, hold: u[j], until: until[j]})
+			op.refList[slot].push(refEntry{idx: j, hold: u[j], until: until[j]})
+			op.frozen[slot*op.words()+int(j>>6)] |= 1 << (j & 63)
 		}
 	}
 	sn.active[slot] = act

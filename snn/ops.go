@@ -134,11 +134,16 @@ type linearOp struct {
 	colPtr    []int32   // sparse: column j is rows[colPtr[j]:colPtr[j+1]]
 	rows      []int32
 	vals      []float32
-	fanout    []int32   // non-zero weights per input
-	coef      []float32 // scratch, in: the values of one slot's active inputs (wt only)
-	bias      []float32
-	dense     []int // scratch: the slots whose input takes the dense path this step
-	groups    int   // the first 4·groups slots of dense run four at a time (gemm4T)
+	// occupied has bit j set where column j has a non-zero weight (sparse
+	// only): an input whose column is empty, as an excitatory neuron's
+	// column of the inhibitory synapses, is passed over without a look at
+	// colPtr, which would cost a cache miss for nothing.
+	occupied []uint64
+	fanout   []int32   // non-zero weights per input
+	coef     []float32 // scratch, in: the values of one slot's active inputs (wt only)
+	bias     []float32
+	dense    []int // scratch: the slots whose input takes the dense path this step
+	groups   int   // the first 4·groups slots of dense run four at a time (gemm4T)
 	// lastCols holds, per slot, the input columns whose rows are the only
 	// non-zero outputs, when the last step wrote the outputs from one
 	// source through the sparse event path: the next step then zeroes just
@@ -175,8 +180,12 @@ func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precisio
 	}
 	if float64(nnz) <= sparseDensity*float64(nin*nout) {
 		op.colPtr = make([]int32, nin+1)
+		op.occupied = make([]uint64, (nin+63)/64)
 		for j := 0; j < nin; j++ {
 			op.colPtr[j+1] = op.colPtr[j] + op.fanout[j]
+			if op.fanout[j] != 0 {
+				op.occupied[j>>6] |= 1 << (j & 63)
+			}
 		}
 		op.rows = make([]int32, nnz)
 		op.vals = make([]float32, nnz)
@@ -226,9 +235,7 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 			copy(y, op.bias)
 		case op.lastOK != nil && op.lastOK[slot]:
 			for _, j := range op.lastCols[slot] {
-				for _, r := range op.rows[op.colPtr[j]:op.colPtr[j+1]] {
-					y[r] = 0
-				}
+				zeroRows(y, op.rows[op.colPtr[j]:op.colPtr[j+1]])
 			}
 		default:
 			clear(y)
@@ -259,7 +266,7 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 			case ok && (op.colPtr != nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
 				c.SynapticOps += op.events(list, x, y)
 				if track {
-					op.lastCols[slot], op.lastOK[slot] = append(op.lastCols[slot][:0], list...), true
+					op.lastCols[slot], op.lastOK[slot] = op.appendOccupied(op.lastCols[slot][:0], list), true
 				}
 			case op.colPtr != nil:
 				c.SynapticOps += op.sparseDense(x, y)
@@ -457,15 +464,60 @@ func (op *linearOp) events(list []int32, x, y []float32) int64 {
 		return ops
 	}
 	for _, j := range list {
+		if op.occupied[j>>6]&(1<<(j&63)) == 0 {
+			continue
+		}
 		xj := x[j]
 		lo, hi := op.colPtr[j], op.colPtr[j+1]
-		rows, vals := op.rows[lo:hi], op.vals[lo:hi]
-		for k, r := range rows {
-			y[r] += xj * vals[k]
-		}
+		addColumn(y, op.rows[lo:hi], op.vals[lo:hi], xj)
 		ops += int64(hi - lo)
 	}
 	return ops
+}
+
+// appendOccupied appends to dst the inputs of list whose columns are not
+// empty (sparse only).
+func (op *linearOp) appendOccupied(dst, list []int32) []int32 {
+	for _, j := range list {
+		if op.occupied[j>>6]&(1<<(j&63)) != 0 {
+			dst = append(dst, j)
+		}
+	}
+	return dst
+}
+
+// addColumn adds xj·w[k] to y[rows[k]] for each k: one compressed
+// column. Four at a time, which the rows of a column allow, being
+// distinct: the loop is bound by its instructions and branches more than
+// by the memory.
+func addColumn(y []float32, rows []int32, w []float32, xj float32) {
+	w = w[:len(rows)]
+	k := 0
+	for ; k+4 <= len(rows); k += 4 {
+		r, v := rows[k:k+4:k+4], w[k:k+4:k+4]
+		y[r[0]] += xj * v[0]
+		y[r[1]] += xj * v[1]
+		y[r[2]] += xj * v[2]
+		y[r[3]] += xj * v[3]
+	}
+	for ; k < len(rows); k++ {
+		y[rows[k]] += xj * w[k]
+	}
+}
+
+// zeroRows sets y[r] to 0 for each r in rows, four at a time as addColumn.
+func zeroRows(y []float32, rows []int32) {
+	k := 0
+	for ; k+4 <= len(rows); k += 4 {
+		r := rows[k : k+4 : k+4]
+		y[r[0]] = 0
+		y[r[1]] = 0
+		y[r[2]] = 0
+		y[r[3]] = 0
+	}
+	for ; k < len(rows); k++ {
+		y[rows[k]] = 0
+	}
 }
 
 func (op *linearOp) sparseDense(x, y []float32) int64 {
@@ -475,10 +527,7 @@ func (op *linearOp) sparseDense(x, y []float32) int64 {
 			continue
 		}
 		lo, hi := op.colPtr[j], op.colPtr[j+1]
-		rows, vals := op.rows[lo:hi], op.vals[lo:hi]
-		for k, r := range rows {
-			y[r] += xj * vals[k]
-		}
+		addColumn(y, op.rows[lo:hi], op.vals[lo:hi], xj)
 		ops += int64(hi - lo)
 	}
 	return ops

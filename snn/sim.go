@@ -105,6 +105,7 @@ type Simulator struct {
 	opts              Options
 	batch             int
 	nodes             []*simNode
+	plan              []*simNode // the nodes a step steps: all but the integrators of fused chains
 	byName            map[string]*simNode
 	chains            []*simNode // spiking nodes whose fused step updates their integrators (fuseChains)
 	inputs            []*simNode
@@ -214,6 +215,11 @@ func NewSimulator(g *Graph, opts *Options) (*Simulator, error) {
 		}
 	}
 	s.fuseChains()
+	for _, sn := range s.nodes {
+		if op, ok := sn.op.(*neuronOp); !ok || !op.fused {
+			s.plan = append(s.plan, sn)
+		}
+	}
 	sortNodes(s.inputs)
 	sortNodes(s.outputs)
 	s.inPorts, s.outPorts = ports(s.inputs, shapes), ports(s.outputs, shapes)
@@ -365,7 +371,7 @@ func (s *Simulator) advance() {
 	// The counters live in the simulator: a local passed to an interface
 	// method would escape and cost an allocation per step.
 	s.last = Counters{Steps: 1}
-	for _, n := range s.nodes {
+	for _, n := range s.plan {
 		if n.selfBuf != nil {
 			copy(n.selfBuf, n.out)
 		}

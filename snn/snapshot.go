@@ -115,8 +115,9 @@ func (s *Simulator) SaveSlot(dst []byte, slot int) ([]byte, error) {
 					dst = binary.LittleEndian.AppendUint64(dst, uint64(v))
 				}
 				dst = binary.LittleEndian.AppendUint64(dst, uint64(op.clock[slot]))
-				dst = binary.LittleEndian.AppendUint32(dst, uint32(len(op.refList[slot])))
-				for _, e := range op.refList[slot] {
+				held := op.refList[slot].held()
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(len(held)))
+				for _, e := range held {
 					dst = binary.LittleEndian.AppendUint32(dst, uint32(e.idx))
 					dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(e.hold))
 					dst = binary.LittleEndian.AppendUint64(dst, uint64(e.until))
@@ -188,15 +189,35 @@ func (s *Simulator) loadSlot(slot int, state []byte) error {
 				if k > n.n || r.err != nil {
 					return r.fail(fmt.Sprintf("node %q: %d refractory entries for %d neurons", n.name, k, n.n))
 				}
-				list := op.refList[slot][:0]
+				q, frozen := &op.refList[slot], op.frozenOf(slot)
 				for range k {
 					e := refEntry{idx: int32(r.u32()), hold: math.Float32frombits(r.u32()), until: int64(r.u64())}
+					if r.err != nil {
+						return r.err
+					}
 					if e.idx < 0 || int(e.idx) >= n.n {
 						return r.fail(fmt.Sprintf("node %q: refractory neuron %d of %d", n.name, e.idx, n.n))
 					}
-					list = append(list, e)
+					// A step holds a neuron once, until the clock its
+					// refUntil says, and lists it in the order of release.
+					switch ru := op.refUntil[lo+int(e.idx)]; {
+					case frozen[e.idx>>6]&(1<<(e.idx&63)) != 0:
+						return r.fail(fmt.Sprintf("node %q: refractory neuron %d held twice", n.name, e.idx))
+					case e.until != ru:
+						return r.fail(fmt.Sprintf("node %q: refractory neuron %d held until %d, its clock says %d", n.name, e.idx, e.until, ru))
+					case len(q.e) > 0 && e.until < q.e[len(q.e)-1].until:
+						return r.fail(fmt.Sprintf("node %q: refractory neuron %d held until %d, listed after one held until %d",
+							n.name, e.idx, e.until, q.e[len(q.e)-1].until))
+					}
+					frozen[e.idx>>6] |= 1 << (e.idx & 63)
+					q.push(e)
 				}
-				op.refList[slot] = list
+				for i, until := range op.refUntil[lo:hi] {
+					if until > op.clock[slot] && frozen[i>>6]&(1<<(i&63)) == 0 {
+						return r.fail(fmt.Sprintf("node %q: neuron %d refractory until %d, after the clock (%d), but not held", n.name, i, until, op.clock[slot]))
+					}
+				}
+				op.stale[slot] = true
 			}
 			if op.owed != nil {
 				op.owed[slot] = r.u8() != 0

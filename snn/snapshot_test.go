@@ -2,6 +2,7 @@ package snn
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -168,6 +169,71 @@ func TestSlotStateRefused(t *testing.T) {
 	}
 	if err := sim.LoadSlot(2, state); err == nil {
 		t.Error("slot out of range accepted")
+	}
+}
+
+// TestSlotStateRefractoryRefused: a state whose held neurons are not
+// what a step leaves (one held twice, out of the order they are released
+// in, held until another clock than its refUntil, or refractory past the
+// clock without being held) is refused; the state as saved loads and
+// steps on as the slot it came from.
+func TestSlotStateRefractoryRefused(t *testing.T) {
+	w := NewTensor(30, 20)
+	for i := range w.Data { // neuron r settles at 0.08·(r + 1): they fire at different steps
+		w.Data[i] = float32(i/20+1) * 0.004
+	}
+	g := NewGraph().
+		Add("in", &Input{Shape: []int{20}}).
+		Add("fc", &Linear{Weight: w}).
+		Add("lif", &LIF{Tau: []float64{5e-3}, R: []float64{1}, VLeak: []float64{0}, VThreshold: []float64{0.5},
+			VReset: []float64{0}, Refractory: []float64{6e-3}}).
+		Connect("in", "fc", "lif")
+	sim, err := NewSimulator(g, &Options{Batch: 2, Dt: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	x := make([]float32, 40)
+	for i := range x {
+		x[i] = 1
+	}
+	for range 7 {
+		sim.Step(x)
+	}
+	op := sim.byName["lif"].op.(*neuronOp)
+	held := op.refList[0].held()
+	if len(held) < 2 || held[0].until == held[len(held)-1].until {
+		t.Fatalf("held %v: the test needs neurons held until different steps", held)
+	}
+	state, _ := sim.SaveSlot(nil, 0)
+	// The entries end the state: index, held value, until; 16 bytes each.
+	entry := func(b []byte, k int) []byte { return b[len(b)-16*(len(held)-k):][:16] }
+	dup, order, until, unheld := slices.Clone(state), slices.Clone(state), slices.Clone(state), slices.Clone(state)
+	copy(entry(dup, 1), entry(state, 0))
+	copy(entry(order, 0), entry(state, len(held)-1))
+	copy(entry(order, len(held)-1), entry(state, 0))
+	entry(until, 0)[8]++
+	// Before the entries: the neurons' refUntil, 8 bytes each, the clock
+	// and the count. A neuron not held, refractory past the clock.
+	free := 0
+	for slices.ContainsFunc(held, func(e refEntry) bool { return int(e.idx) == free }) {
+		free++
+	}
+	refUntil := len(state) - 16*len(held) - 12 - 8*30
+	binary.LittleEndian.PutUint64(unheld[refUntil+8*free:], binary.LittleEndian.Uint64(state[len(state)-16*len(held)-12:])+3)
+	for name, b := range map[string][]byte{"held twice": dup, "out of order": order, "until": until, "not held": unheld} {
+		if err := sim.LoadSlot(1, b); !errors.Is(err, ErrSlotState) {
+			t.Errorf("%s: %v, want ErrSlotState", name, err)
+		}
+	}
+	if err := sim.LoadSlot(1, state); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		sim.Step(x)
+		if out := sim.NodeOutput("lif"); !slices.Equal(out[:30], out[30:]) {
+			t.Fatal("the loaded slot steps otherwise than the one saved")
+		}
 	}
 }
 

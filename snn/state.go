@@ -81,5 +81,10 @@ func (s *Simulator) SetState(node, variable string, values []float32) error {
 			op.u[i] = v - op.vleak[i%op.n]
 		}
 	}
+	if variable == VarV {
+		for slot := range op.stale { // the held neurons go back to their held values
+			op.stale[slot] = true
+		}
+	}
 	return nil
 }

@@ -106,9 +106,10 @@ func (g gen) kernels() {
 		g.dense(avx2, w, 4, []int{2, 1})
 		g.dense(avx512, w, 4, []int{4, 1})
 	}
+	shifts := g.laneShifts()
 	for _, v := range []isa{avx2, avx512} {
-		g.lifUpdate(v)
-		g.lifChain(v)
+		g.lifUpdate(v, shifts)
+		g.lifChain(v, shifts)
 	}
 	g.gather(avx2, []int{8, 4, 1})
 	g.gather(avx512, []int{16, 8, 4, 1})
