@@ -95,6 +95,9 @@ func (s *Simulator) SaveSlot(dst []byte, slot int) ([]byte, error) {
 	if slot < 0 || slot >= s.batch {
 		return dst, fmt.Errorf("snn: SaveSlot(%d): slot out of range [0, %d)", slot, s.batch)
 	}
+	// A fused chain's late integrators owe their last step's update,
+	// which reads an output the state does not hold: apply it first.
+	s.settle()
 	l := s.layout()
 	dst = append(dst, slotStateMagic...)
 	dst = binary.LittleEndian.AppendUint64(dst, l.fingerprint)
