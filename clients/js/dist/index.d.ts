@@ -9,7 +9,7 @@ export { VERSION } from './version.js';
 export type { ClientOptions, RequestOptions } from './core.js';
 export { NeuroError, BadRequestError, AuthenticationError, PermissionDeniedError, NotFoundError, ConflictError, UnprocessableEntityError, RateLimitError, InternalServerError, APIConnectionError, APITimeoutError, APIUserAbortError, type ErrorObject, } from './errors.js';
 export { Stream, SSEDecoder, type ServerSentEvent } from './streaming.js';
-export { packEvents } from './resources/deployments.js';
+export { packEvents, packRaster } from './resources/deployments.js';
 export { ListPromise, type List } from './list.js';
 export type * from './resources/shared.js';
 export type * from './resources/chat.js';

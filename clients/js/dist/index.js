@@ -8,5 +8,5 @@ export { Neuro, Neuro as default } from './client.js';
 export { VERSION } from './version.js';
 export { NeuroError, BadRequestError, AuthenticationError, PermissionDeniedError, NotFoundError, ConflictError, UnprocessableEntityError, RateLimitError, InternalServerError, APIConnectionError, APITimeoutError, APIUserAbortError, } from './errors.js';
 export { Stream, SSEDecoder } from './streaming.js';
-export { packEvents } from './resources/deployments.js';
+export { packEvents, packRaster } from './resources/deployments.js';
 export { ListPromise } from './list.js';

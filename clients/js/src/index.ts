@@ -23,7 +23,7 @@ export {
   type ErrorObject,
 } from './errors.js';
 export { Stream, SSEDecoder, type ServerSentEvent } from './streaming.js';
-export { packEvents } from './resources/deployments.js';
+export { packEvents, packRaster } from './resources/deployments.js';
 export { ListPromise, type List } from './list.js';
 export type * from './resources/shared.js';
 export type * from './resources/chat.js';

@@ -4,7 +4,7 @@
 // deployed and run, telemetry, health and metrics.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Neuro, BadRequestError, Stream, packEvents } from '../dist/index.js';
+import { Neuro, BadRequestError, Stream, packEvents, packRaster } from '../dist/index.js';
 import { startServer, readRepoFile, endlessBias, eventually } from './helpers.mjs';
 
 const user = (content) => [{ role: 'user', content }];
@@ -193,11 +193,13 @@ for (const mode of ['real', 'mock']) {
             else got.forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-4, `${name}: ${ref.library} gives ${want}, the server ${got}`));
           }
           if (spiking) assert.equal(out.outputs[0].spikes.length, got.reduce((a, b) => a + b, 0));
-          // Events as pairs and in compact form run alike.
+          // Events as pairs, in compact form and as a raster run alike.
           const events = [[0, 0], [1, 1], [3, 0]];
           const pairs = await client.deployments.run(dep.id, { inputs: [{ events, timesteps: 4 }] });
           const packed = await client.deployments.run(dep.id, { inputs: [packEvents(events, 4)] });
           assert.deepEqual(packed.outputs, pairs.outputs);
+          const raster = await client.deployments.run(dep.id, { inputs: [packRaster(events, 4, net.network.inputs)] });
+          assert.deepEqual(raster.outputs, pairs.outputs);
         } finally {
           assert.deepEqual(await client.deployments.delete(dep.id), { id: dep.id, object: 'deployment', deleted: true });
         }

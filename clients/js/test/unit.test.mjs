@@ -17,6 +17,7 @@ import {
   APITimeoutError,
   SSEDecoder,
   packEvents,
+  packRaster,
 } from '../dist/index.js';
 import { base64 } from '../dist/base64.js';
 import { errorFromResponse } from '../dist/errors.js';
@@ -153,4 +154,18 @@ test('packEvents writes little-endian int32 pairs in base64', () => {
   assert.equal(packEvents([], 1).events_packed, '');
   assert.throws(() => packEvents([[0, 2 ** 31]], 1), RangeError);
   assert.throws(() => packEvents([[0.5, 1]], 1), RangeError);
+});
+
+test('packRaster writes a row of bits per step, least significant first, in base64', () => {
+  const r = packRaster([[0, 0], [0, 2], [1, 1], [2, 2], [2, 2]], 3, 3);
+  // bits 0, 2, 4 and 8
+  assert.deepEqual(r, { raster: 'FQE=', timesteps: 3 });
+  assert.deepEqual([...Buffer.from(r.raster, 'base64')], [0x15, 0x01]);
+  assert.deepEqual(packRaster([], 2, 5), { raster: 'AAA=', timesteps: 2 });
+  assert.equal(packRaster([[1, 4]], 2, 5).raster, Buffer.from([0, 2]).toString('base64'));
+  assert.throws(() => packRaster([[3, 0]], 3, 3), { name: 'RangeError', message: 'packRaster: event 0, [3, 0], is outside 3 timesteps of 3 inputs' });
+  assert.throws(() => packRaster([[0, 0], [0, 3]], 3, 3), /event 1, \[0, 3\], is outside 3 timesteps of 3 inputs/);
+  for (const ev of [[-1, 0], [0, -1], [0.5, 1], [NaN, 0]]) assert.throws(() => packRaster([ev], 3, 3), RangeError, String(ev));
+  assert.throws(() => packRaster([], 0, 3), /a raster of 0 timesteps of 3 inputs/);
+  assert.throws(() => packRaster([], 3, 0), RangeError);
 });

@@ -159,6 +159,11 @@ def test_network_lifecycle(server: Server, client: neuro.Client) -> None:
         packed = client.deployments.run(dep_id, inputs=[neuro.pack_events([[0, 3], [2, 9]], 8)], record=["spikes"])
         assert packed.outputs[0].spike_counts == out.outputs[2].spike_counts
         assert packed.outputs[0].spikes == out.outputs[2].spikes
+        # And as a raster of bits.
+        raster = client.deployments.run(dep_id, inputs=[neuro.pack_raster([[0, 3], [2, 9]], 8, 64)], record=["spikes"])
+        assert raster.outputs[0].spike_counts == out.outputs[2].spike_counts
+        assert raster.outputs[0].spikes == out.outputs[2].spikes
+        assert raster.outputs[0].prediction == out.outputs[2].prediction
         # A generator of samples works as well as a list.
         gen = client.deployments.run(dep_id, inputs=(s for s in [x]))
         assert gen.outputs[0].spike_counts == out.outputs[0].spike_counts

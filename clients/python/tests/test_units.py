@@ -170,3 +170,37 @@ def test_pack_events() -> None:
     assert neuro.pack_events(np.array([[0, 3], [2, 9], [-1, 2**31 - 1]]), 8) == p
     with pytest.raises(ValueError):
         neuro.pack_events(np.zeros((2, 3)), 1)
+
+
+def test_pack_raster() -> None:
+    """A row of bits per step, least significant first, in base64; events
+    outside the steps or inputs are refused."""
+    import base64
+
+    p = neuro.pack_raster([[0, 0], [0, 2], [1, 1], [2, 2], [2, 2]], 3, 3)
+    # bits 0, 2, 4 and 8
+    assert p == {"raster": "FQE=", "timesteps": 3}
+    assert base64.b64decode(p["raster"]) == bytes([0x15, 0x01])
+    assert neuro.pack_raster([], 2, 5) == {"raster": "AAA=", "timesteps": 2}
+    for events, match in [
+        ([(3, 0)], r"event 0, \[3, 0\], is outside 3 timesteps of 3 inputs"),
+        ([(0, 0), (0, 3)], r"event 1, \[0, 3\], is outside 3 timesteps of 3 inputs"),
+        ([(-1, 0)], "outside"),
+        ([(0, -1)], "outside"),
+        ([(0.5, 1)], "not a pair of whole numbers"),
+        ([(0, 1, 2)], "not a pair of whole numbers"),
+        ([None], "not a pair of whole numbers"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            neuro.pack_raster(events, 3, 3)
+    for t, n in [(0, 3), (3, 0)]:
+        with pytest.raises(ValueError, match="a raster of"):
+            neuro.pack_raster([], t, n)
+    np = pytest.importorskip("numpy")
+    # The same bits as numpy.packbits of the T×n array, from a list or an array of events.
+    rng = np.random.default_rng(7)
+    spikes = (rng.random((13, 7)) < 0.3).astype(np.uint8)
+    events = np.argwhere(spikes)
+    want = base64.b64encode(np.packbits(spikes, bitorder="little").tobytes()).decode("ascii")
+    assert neuro.pack_raster(events, 13, 7) == {"raster": want, "timesteps": 13}
+    assert neuro.pack_raster(events.tolist(), 13, 7)["raster"] == want

@@ -77,11 +77,30 @@ export interface PackedEventSample {
  */
 export declare function packEvents(events: ArrayLike<readonly [number, number]>, timesteps: number): PackedEventSample;
 /**
- * One sample: a vector of the network's input size presented at every
- * step, a matrix with one row per step, or events (as pairs, or packed).
- * Typed arrays (Float32Array, ...) are accepted for vectors and rows.
+ * Events as a raster of bits in standard base64: a row of the network's
+ * n inputs per step, input i firing at step t where bit t·n+i is set,
+ * least significant bit of each byte first (numpy's `packbits(spikes,
+ * bitorder="little")` of a C-ordered T×n array). `packRaster` writes it.
  */
-export type RunSample = ArrayLike<number> | Array<ArrayLike<number>> | EventSample | PackedEventSample;
+export interface RasterSample {
+    raster: string;
+    timesteps: number;
+}
+/**
+ * Returns an event sample as a raster of bits for a network of `inputs`
+ * inputs: ⌈timesteps·inputs/8⌉ bytes whatever the activity, smaller than
+ * `packEvents` where more than about one input in 64 fires, as with
+ * rate-coded images. Each event must lie within `0 <= t < timesteps` and
+ * `0 <= i < inputs`, else a RangeError before anything is sent.
+ */
+export declare function packRaster(events: ArrayLike<readonly [number, number]>, timesteps: number, inputs: number): RasterSample;
+/**
+ * One sample: a vector of the network's input size presented at every
+ * step, a matrix with one row per step, or events (as pairs, packed, or
+ * a raster). Typed arrays (Float32Array, ...) are accepted for vectors
+ * and rows.
+ */
+export type RunSample = ArrayLike<number> | Array<ArrayLike<number>> | EventSample | PackedEventSample | RasterSample;
 export interface RunParams {
     /** 1 to 256 samples; they run in parallel and give the same result alone or together. */
     inputs: RunSample[];

@@ -19,6 +19,28 @@ export function packEvents(events, timesteps) {
     }
     return { events_packed: base64(new Uint8Array(view.buffer)), timesteps };
 }
+/**
+ * Returns an event sample as a raster of bits for a network of `inputs`
+ * inputs: ⌈timesteps·inputs/8⌉ bytes whatever the activity, smaller than
+ * `packEvents` where more than about one input in 64 fires, as with
+ * rate-coded images. Each event must lie within `0 <= t < timesteps` and
+ * `0 <= i < inputs`, else a RangeError before anything is sent.
+ */
+export function packRaster(events, timesteps, inputs) {
+    if (!Number.isSafeInteger(timesteps) || !Number.isSafeInteger(inputs) || timesteps < 1 || inputs < 1 || timesteps * inputs > 8 * 0x7fffffff) {
+        throw new RangeError(`packRaster: a raster of ${timesteps} timesteps of ${inputs} inputs`);
+    }
+    const bits = new Uint8Array(Math.ceil((timesteps * inputs) / 8));
+    for (let k = 0; k < events.length; k++) {
+        const [t, i] = events[k];
+        if (!Number.isInteger(t) || !Number.isInteger(i) || t < 0 || t >= timesteps || i < 0 || i >= inputs) {
+            throw new RangeError(`packRaster: event ${k}, [${t}, ${i}], is outside ${timesteps} timesteps of ${inputs} inputs`);
+        }
+        const bit = t * inputs + i;
+        bits[Math.floor(bit / 8)] |= 1 << (bit % 8);
+    }
+    return { raster: base64(bits), timesteps };
+}
 export class Deployments {
     #t;
     constructor(transport) {

@@ -5,11 +5,15 @@ import Neuro, {
   NotFoundError,
   RateLimitError,
   Stream,
+  packEvents,
+  packRaster,
   type ChatCompletion,
   type ChatCompletionChunk,
   type Completion,
   type CompiledNetwork,
   type Deployment,
+  type PackedEventSample,
+  type RasterSample,
   type Model,
   type Response,
   type ResponseStreamEvent,
@@ -50,6 +54,10 @@ export async function usage(client: Neuro): Promise<void> {
   expectType<Equal<typeof dep, Deployment>>();
   const out = await client.deployments.run(dep.id, { inputs: [new Float32Array(8), [[1, 2]], { events: [[0, 1]], timesteps: 4 }], record: ['spikes'] });
   expectType<Equal<typeof out, Run>>();
+  const raster = packRaster([[0, 1]], 4, 8);
+  expectType<Equal<typeof raster, RasterSample>>();
+  const packed: PackedEventSample = packEvents([[0, 1]], 4);
+  await client.deployments.run(dep.id, { inputs: [raster, packed] });
   const counts: number[] = out.outputs[0]!.spike_counts;
   const deleted: true = (await client.deployments.delete(dep.id)).deleted;
   const tel = await client.telemetry.retrieve({ window: '5m' });

@@ -41,7 +41,7 @@ from ._errors import (
     RateLimitError,
     UnprocessableEntityError,
 )
-from ._events import pack_events
+from ._events import pack_events, pack_raster
 from ._streaming import Stream
 from ._version import __version__
 
@@ -50,6 +50,7 @@ __all__ = [
     "Client",
     "Stream",
     "pack_events",
+    "pack_raster",
     "types",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_RETRIES",

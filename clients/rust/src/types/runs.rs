@@ -1,5 +1,7 @@
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
+
 /// One sample of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
@@ -13,6 +15,8 @@ pub enum Sample {
     Events(EventSample),
     /// Sparse input spikes in compact form (`EventSample::pack`).
     Packed(PackedEventSample),
+    /// Input spikes as a raster of bits (`EventSample::raster`).
+    Raster(RasterSample),
 }
 
 impl From<Vec<f32>> for Sample {
@@ -45,6 +49,12 @@ impl From<PackedEventSample> for Sample {
     }
 }
 
+impl From<RasterSample> for Sample {
+    fn from(r: RasterSample) -> Self {
+        Sample::Raster(r)
+    }
+}
+
 /// Input spikes: `[t, i]` is input neuron i spiking at step t.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EventSample {
@@ -72,6 +82,38 @@ impl EventSample {
         crate::encode::base64_into(&mut events_packed, &raw);
         PackedEventSample { events_packed, timesteps: self.timesteps }
     }
+
+    /// The same spikes as a raster of bits for a network of `inputs`
+    /// inputs: ⌈timesteps·inputs/8⌉ bytes whatever the activity, smaller
+    /// than [`pack`](EventSample::pack) where more than about one input in
+    /// 64 fires, as with rate-coded images. Each event must lie within the
+    /// sample's steps and the inputs, else [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use neuro_client::EventSample;
+    /// let r = EventSample { events: vec![[0, 0], [0, 2], [1, 1], [2, 2]], timesteps: 3 }.raster(3)?;
+    /// assert_eq!(r.raster, "FQE=");
+    /// # Ok::<(), neuro_client::Error>(())
+    /// ```
+    pub fn raster(&self, inputs: usize) -> Result<RasterSample> {
+        let steps = self.timesteps as usize;
+        let bits = match steps.checked_mul(inputs) {
+            Some(bits) if bits > 0 => bits,
+            _ => return Err(Error::InvalidArgument(format!("a raster of {} timesteps of {inputs} inputs", self.timesteps))),
+        };
+        let mut raw = vec![0u8; (bits - 1) / 8 + 1];
+        for (k, &[t, i]) in self.events.iter().enumerate() {
+            let (t, i) = (t as usize, i as usize);
+            if t >= steps || i >= inputs {
+                return Err(Error::InvalidArgument(format!("event {k}, [{t}, {i}], is outside {steps} timesteps of {inputs} inputs")));
+            }
+            let bit = t * inputs + i;
+            raw[bit / 8] |= 1 << (bit % 8);
+        }
+        let mut raster = String::new();
+        crate::encode::base64_into(&mut raster, &raw);
+        Ok(RasterSample { raster, timesteps: self.timesteps })
+    }
 }
 
 /// Input spikes in compact form: `events_packed` is standard base64 of
@@ -79,6 +121,16 @@ impl EventSample {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PackedEventSample {
     pub events_packed: String,
+    pub timesteps: u32,
+}
+
+/// Input spikes as a raster of bits: `raster` is standard base64 of a row
+/// of the network's n inputs per step, input i firing at step t where bit
+/// t·n+i is set, least significant bit of each byte first (numpy's
+/// `packbits(spikes, bitorder="little")` of a C-ordered T×n array).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RasterSample {
+    pub raster: String,
     pub timesteps: u32,
 }
 
@@ -219,5 +271,27 @@ mod tests {
         // 0,3 2,9 1,2147483647 as little-endian int32s.
         assert_eq!(v, serde_json::json!({"inputs":[{"events_packed":"AAAAAAMAAAACAAAACQAAAAEAAAD///9/","timesteps":8}]}));
         assert_eq!(EventSample { events: vec![], timesteps: 1 }.pack().events_packed, "");
+    }
+
+    #[test]
+    fn raster() {
+        let ev = EventSample { events: vec![[0, 0], [0, 2], [1, 1], [2, 2], [2, 2]], timesteps: 3 };
+        let v = serde_json::to_value(RunRequest::new([Sample::from(ev.raster(3).unwrap())])).unwrap();
+        // bits 0, 2, 4 and 8: 0x15, 0x01
+        assert_eq!(v, serde_json::json!({"inputs":[{"raster":"FQE=","timesteps":3}]}));
+        assert_eq!(EventSample { events: vec![], timesteps: 2 }.raster(5).unwrap().raster, "AAA=");
+        assert_eq!(EventSample { events: vec![[1, 4]], timesteps: 2 }.raster(5).unwrap().raster, "AAI=");
+        for (ev, inputs, want) in [
+            (EventSample { events: vec![[3, 0]], timesteps: 3 }, 3, "event 0, [3, 0], is outside 3 timesteps of 3 inputs"),
+            (EventSample { events: vec![[0, 0], [0, 3]], timesteps: 3 }, 3, "event 1, [0, 3], is outside 3 timesteps of 3 inputs"),
+            (EventSample { events: vec![], timesteps: 0 }, 3, "a raster of 0 timesteps of 3 inputs"),
+            (EventSample { events: vec![], timesteps: 3 }, 0, "a raster of 3 timesteps of 0 inputs"),
+            (EventSample { events: vec![], timesteps: 3 }, usize::MAX, "a raster of 3 timesteps of"),
+        ] {
+            match ev.raster(inputs) {
+                Err(Error::InvalidArgument(msg)) => assert!(msg.starts_with(want), "{msg}"),
+                other => panic!("{ev:?} of {inputs} inputs: {other:?}"),
+            }
+        }
     }
 }

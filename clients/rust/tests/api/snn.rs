@@ -142,10 +142,13 @@ fn run_sample_forms_and_recording() {
     }
     assert_eq!(batch.outputs[1].membrane.as_ref().unwrap().len(), 30, "30 steps of the vector sample");
 
-    // The events in compact form run as the events.
-    let packed = EventSample { events: (0..30).map(|t| [t, t % 8]).collect(), timesteps: 30 }.pack();
-    let p = c.deployments().run(&dep.id, &RunRequest::new(vec![Sample::from(packed)])).unwrap();
+    // The events in compact form, and as a raster, run as the events.
+    let ev = EventSample { events: (0..30).map(|t| [t, t % 8]).collect(), timesteps: 30 };
+    let p = c.deployments().run(&dep.id, &RunRequest::new(vec![Sample::from(ev.pack())])).unwrap();
     assert_eq!((&p.outputs[0].spike_counts, p.outputs[0].prediction), (&alone[2].spike_counts, alone[2].prediction));
+    let raster = ev.raster(net.network.inputs as usize).unwrap();
+    let r = c.deployments().run(&dep.id, &RunRequest::new(vec![Sample::from(raster)])).unwrap();
+    assert_eq!((&r.outputs[0].spike_counts, r.outputs[0].prediction), (&alone[2].spike_counts, alone[2].prediction));
     assert!(batch.usage.spikes > 0.0 && batch.usage.device_ms > 0.0, "{:?}", batch.usage);
 
     // The same network on the Loihi emulator: a fixed-point run, which

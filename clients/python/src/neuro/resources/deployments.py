@@ -146,7 +146,9 @@ class Deployments(APIResource):
           rows);
         - ``{"events": [[t, i], ...], "timesteps": T}``: input i spikes at
           step t; :func:`neuro.pack_events` writes the same in compact form,
-          a quarter of the size, for large batches.
+          a quarter of the size, for large batches, and
+          :func:`neuro.pack_raster` as a raster of bits, smaller still for
+          dense spike trains.
 
         A sample, or ``inputs`` whole, may be a list, a numpy array or a
         torch tensor (a 2-D array is a batch of vectors, a 3-D one a batch of
