@@ -679,6 +679,25 @@ func TestFusedNeuronStep(t *testing.T) {
 // held; also when the conductances are looked at after every step
 // (settle), and with a third reader of one of them, which turns the
 // fusion off.
+// chainGraph is CUBA's shape at n neurons: a refractory LIF population
+// P fed by two leaky integrators, ge and gi, through the weights ce and
+// ci, gi read through the delayed edge that closes its cycle; y is P's
+// spikes.
+func chainGraph(n int, ce, ci *Tensor) *Graph {
+	one := func(v float64) []float64 { return []float64{v} }
+	return NewGraph().
+		Add("P", &LIF{Tau: one(0.02), R: one(1), VLeak: one(1.2), VThreshold: one(1), VReset: one(0),
+			Refractory: one(0.002), Shape: []int{n}}).
+		Add("Ce", &Linear{Weight: ce}).
+		Add("Ci", &Linear{Weight: ci}).
+		Add("ge", &LI{Tau: one(0.005), R: one(2), VLeak: one(0)}).
+		Add("gi", &LI{Tau: one(0.01), R: one(2), VLeak: one(0)}).
+		Add("y", &Output{}).
+		Connect("P", "Ce", "ge", "P").
+		Connect("P", "Ci", "gi", "P").
+		Connect("P", "y")
+}
+
 func TestFusedChain(t *testing.T) {
 	const n, batch, steps = 500, 3, 300
 	rng := rand.New(rand.NewPCG(23, 24))
@@ -696,19 +715,8 @@ func TestFusedChain(t *testing.T) {
 	for i := range v0 {
 		v0[i] = float32(rng.Float64())
 	}
-	one := func(v float64) []float64 { return []float64{v} }
 	build := func(extraReader bool) *Graph {
-		g := NewGraph().
-			Add("P", &LIF{Tau: one(0.02), R: one(1), VLeak: one(1.2), VThreshold: one(1), VReset: one(0),
-				Refractory: one(0.002), Shape: []int{n}}).
-			Add("Ce", &Linear{Weight: ce}).
-			Add("Ci", &Linear{Weight: ci}).
-			Add("ge", &LI{Tau: one(0.005), R: one(2), VLeak: one(0)}).
-			Add("gi", &LI{Tau: one(0.01), R: one(2), VLeak: one(0)}).
-			Add("y", &Output{}).
-			Connect("P", "Ce", "ge", "P").
-			Connect("P", "Ci", "gi", "P").
-			Connect("P", "y")
+		g := chainGraph(n, ce, ci)
 		if extraReader {
 			g.Add("z", &Output{}).Connect("gi", "z")
 		}

@@ -299,17 +299,7 @@ func TestSaveSlotOfFusedChain(t *testing.T) {
 		}
 		return w
 	}
-	one := func(v float64) []float64 { return []float64{v} }
-	g := NewGraph().
-		Add("P", &LIF{Tau: one(0.02), R: one(1), VLeak: one(1.2), VThreshold: one(1), VReset: one(0), Refractory: one(0.002), Shape: []int{n}}).
-		Add("Ce", &Linear{Weight: sparse(0.05)}).
-		Add("Ci", &Linear{Weight: sparse(-0.1)}).
-		Add("ge", &LI{Tau: one(0.005), R: one(2), VLeak: one(0)}).
-		Add("gi", &LI{Tau: one(0.01), R: one(2), VLeak: one(0)}).
-		Add("y", &Output{}).
-		Connect("P", "Ce", "ge", "P").
-		Connect("P", "Ci", "gi", "P").
-		Connect("P", "y")
+	g := chainGraph(n, sparse(0.05), sparse(-0.1))
 	v0 := make([]float32, n)
 	for i := range v0 {
 		v0[i] = float32(rng.Float64())
