@@ -59,9 +59,9 @@ type Sample struct {
 	// inputs per step: input i fires at step t where bit t·n+i is set,
 	// bit k being bit k%8 of byte k/8 (least significant first, as
 	// numpy.packbits writes with bitorder="little"). It is exactly
-	// ⌈Timesteps·n/8⌉ bytes, its bits past the last step zero. Dense
-	// spike trains (rate-coded images, say) are far smaller so than as
-	// events.
+	// ⌈Timesteps·n/8⌉ bytes, its bits past the last step zero. For
+	// dense spike trains (rate-coded images, say) it is far smaller than
+	// the events.
 	Raster    []byte
 	Timesteps int
 }
