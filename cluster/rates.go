@@ -45,6 +45,13 @@ func (n *Node) RateShare() (*RateShare, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The node's server has the subscription when this returns; the
+	// other servers hear of it a moment later, and reports sent before
+	// that are not delivered here (within the tolerance above).
+	if err := n.nc.Flush(); err != nil {
+		sub.Unsubscribe()
+		return nil, err
+	}
 	r.sub = sub
 	n.wg.Add(1)
 	go r.publish()
