@@ -131,13 +131,11 @@ type linearOp struct {
 	wq        []int8    // in × out in int8 (Options.Weights); else nil
 	qstep     []float32 // per input: the step of its int8 weights
 	xq        []float32 // scratch, batch × in: the dense slots' inputs times the steps
-	colPtr    []int32   // sparse: column j is rows[colPtr[j]:colPtr[j+1]]
-	rows      []int32
-	vals      []float32
+	cols      *columns  // sparse weights; else nil
 	// occupied has bit j set where column j has a non-zero weight (sparse
 	// only): an input whose column is empty, as an excitatory neuron's
 	// column of the inhibitory synapses, is passed over without a look at
-	// colPtr, which would cost a cache miss for nothing.
+	// its start in cols, which would cost a cache miss for nothing.
 	occupied []uint64
 	fanout   []int32   // non-zero weights per input
 	coef     []float32 // scratch, in: the values of one slot's active inputs (wt only)
@@ -179,26 +177,13 @@ func newLinearOp(w *Tensor, bias []float32, sparseDensity float64, prec Precisio
 		}
 	}
 	if float64(nnz) <= sparseDensity*float64(nin*nout) {
-		op.colPtr = make([]int32, nin+1)
 		op.occupied = make([]uint64, (nin+63)/64)
-		for j := 0; j < nin; j++ {
-			op.colPtr[j+1] = op.colPtr[j] + op.fanout[j]
-			if op.fanout[j] != 0 {
+		for j, f := range op.fanout {
+			if f != 0 {
 				op.occupied[j>>6] |= 1 << (j & 63)
 			}
 		}
-		op.rows = make([]int32, nnz)
-		op.vals = make([]float32, nnz)
-		fill := append([]int32(nil), op.colPtr[:nin]...)
-		for r := 0; r < nout; r++ {
-			for j, v := range w.Data[r*nin : (r+1)*nin] {
-				if v != 0 {
-					op.rows[fill[j]] = int32(r)
-					op.vals[fill[j]] = v
-					fill[j]++
-				}
-			}
-		}
+		op.cols = newColumns(w.Data, nout, nin, op.fanout, nnz)
 		return op
 	}
 	if prec == Int8 {
@@ -235,13 +220,13 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 			copy(y, op.bias)
 		case op.lastOK != nil && op.lastOK[slot]:
 			for _, j := range op.lastCols[slot] {
-				zeroRows(y, op.rows[op.colPtr[j]:op.colPtr[j+1]])
+				op.cols.zero(y, j)
 			}
 		default:
 			clear(y)
 		}
 	}
-	track := op.colPtr != nil && op.bias == nil && len(sn.srcs) == 1
+	track := op.cols != nil && op.bias == nil && len(sn.srcs) == 1
 	if track && op.lastOK == nil {
 		op.lastCols, op.lastOK = make([][]int32, sn.batch), make([]bool, sn.batch)
 	}
@@ -263,12 +248,12 @@ func (op *linearOp) step(s *Simulator, sn *simNode, c *Counters) {
 				}
 				op.evSlots = append(op.evSlots, evSlot{slot, list})
 				op.evWork += len(list)
-			case ok && (op.colPtr != nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
+			case ok && (op.cols != nil || float64(len(list)) <= s.opts.EventFraction*float64(op.nin)):
 				c.SynapticOps += op.events(list, x, y)
 				if track {
 					op.lastCols[slot], op.lastOK[slot] = op.appendOccupied(op.lastCols[slot][:0], list), true
 				}
-			case op.colPtr != nil:
+			case op.cols != nil:
 				c.SynapticOps += op.sparseDense(x, y)
 				if track {
 					op.lastOK[slot] = false
@@ -467,10 +452,8 @@ func (op *linearOp) events(list []int32, x, y []float32) int64 {
 		if op.occupied[j>>6]&(1<<(j&63)) == 0 {
 			continue
 		}
-		xj := x[j]
-		lo, hi := op.colPtr[j], op.colPtr[j+1]
-		addColumn(y, op.rows[lo:hi], op.vals[lo:hi], xj)
-		ops += int64(hi - lo)
+		op.cols.add(y, j, x[j])
+		ops += int64(op.fanout[j])
 	}
 	return ops
 }
@@ -486,49 +469,14 @@ func (op *linearOp) appendOccupied(dst, list []int32) []int32 {
 	return dst
 }
 
-// addColumn adds xj·w[k] to y[rows[k]] for each k: one compressed
-// column. Four at a time, which the rows of a column allow, being
-// distinct: the loop is bound by its instructions and branches more than
-// by the memory.
-func addColumn(y []float32, rows []int32, w []float32, xj float32) {
-	w = w[:len(rows)]
-	k := 0
-	for ; k+4 <= len(rows); k += 4 {
-		r, v := rows[k:k+4:k+4], w[k:k+4:k+4]
-		y[r[0]] += xj * v[0]
-		y[r[1]] += xj * v[1]
-		y[r[2]] += xj * v[2]
-		y[r[3]] += xj * v[3]
-	}
-	for ; k < len(rows); k++ {
-		y[rows[k]] += xj * w[k]
-	}
-}
-
-// zeroRows sets y[r] to 0 for each r in rows, four at a time as addColumn.
-func zeroRows(y []float32, rows []int32) {
-	k := 0
-	for ; k+4 <= len(rows); k += 4 {
-		r := rows[k : k+4 : k+4]
-		y[r[0]] = 0
-		y[r[1]] = 0
-		y[r[2]] = 0
-		y[r[3]] = 0
-	}
-	for ; k < len(rows); k++ {
-		y[rows[k]] = 0
-	}
-}
-
 func (op *linearOp) sparseDense(x, y []float32) int64 {
 	var ops int64
 	for j, xj := range x {
 		if xj == 0 {
 			continue
 		}
-		lo, hi := op.colPtr[j], op.colPtr[j+1]
-		addColumn(y, op.rows[lo:hi], op.vals[lo:hi], xj)
-		ops += int64(hi - lo)
+		op.cols.add(y, int32(j), xj)
+		ops += int64(op.fanout[j])
 	}
 	return ops
 }

@@ -8,8 +8,9 @@
 //	 "fraction_of_triad_bandwidth"}
 //
 // per_step is the roofline's numerator, what one 0.1 ms step must touch:
-// synaptic_ops (weight accumulations), weight_bytes (8 per accumulation:
-// a float32 value and an int32 row of the compressed columns),
+// synaptic_ops (weight accumulations), weight_bytes (2 per accumulation:
+// the uint16 row of the compressed columns, whose every column holds one
+// weight, kept once),
 // propagated_fraction (synaptic ops over the 4000×4000 all-to-all product
 // a dense step would do) and flops (2 per accumulation, 3 per state
 // update: a·u + b·x). limits is this machine's measured roofs on one
@@ -104,7 +105,7 @@ func run(seconds float64, seed uint64) (*result, error) {
 	}
 	ps := &r.PerStep
 	ps.SynapticOps = float64(c.SynapticOps) / float64(steps)
-	ps.WeightBytes = 8 * ps.SynapticOps
+	ps.WeightBytes = 2 * ps.SynapticOps
 	ps.Propagated = ps.SynapticOps / float64(net.Neurons*net.Neurons)
 	ps.FLOPs = 2*ps.SynapticOps + 3*float64(c.NeuronUpdates)/float64(steps)
 	return r, nil
