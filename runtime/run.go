@@ -466,9 +466,8 @@ func (s *sample) input(x []float32) {
 // step, in increasing order and each once, and moves past them.
 func (s *sample) firing() []int32 {
 	lo := s.next
-	for s.next < len(s.ts) && s.ts[s.next] == s.t {
-		s.next++
-	}
+	k, _ := slices.BinarySearch(s.ts[lo:], s.t+1) // the first spike after this step
+	s.next = lo + k
 	return s.is[lo:s.next]
 }
 

@@ -118,6 +118,20 @@ type Simulator struct {
 	last              Counters
 	pool              *pool       // nil unless Options.Workers > 1
 	slots             *slotLayout // what SaveSlot saves; made on first use
+	events            eventInput
+}
+
+// eventInput is the buffer StepEvents writes the spikes of the single
+// Input node into, apart from the one InputBuffer returns: only StepEvents
+// writes it, so a slot's non-zeros are the indices of its last list, and
+// the next StepEvents zeroes those instead of the whole slot (at batch 64
+// with 700 inputs, 179 KB a step). While StepEvents feeds the network the
+// node's out is buf; Step gives it back user.
+type eventInput struct {
+	buf, user []float32
+	// stale marks the slots to clear whole at the next StepEvents: all of
+	// them when buf takes over from user, and one whose state was loaded.
+	stale []bool
 }
 
 // Port is an Input or Output node of a running simulator.
@@ -267,7 +281,12 @@ func ports(ns []*simNode, shapes map[string]Shape) []Port {
 // InputBuffer returns the buffer of the i-th Input node (batch × size,
 // slot-major). Writing it and calling Step with no arguments feeds the
 // network without copying.
-func (s *Simulator) InputBuffer(i int) []float32 { return s.inputs[i].out }
+func (s *Simulator) InputBuffer(i int) []float32 {
+	if i == 0 && s.events.user != nil {
+		return s.events.user
+	}
+	return s.inputs[i].out
+}
 
 // Output returns the values of the i-th Output node after the last step
 // (batch × size, slot-major). The slice is reused by the next Step.
@@ -295,6 +314,9 @@ func (s *Simulator) LastStep() Counters { return s.last }
 // Wrong counts or lengths return an error wrapping ErrInputSize and leave
 // the state untouched.
 func (s *Simulator) Step(inputs ...[]float32) error {
+	if s.events.user != nil {
+		s.inputs[0].out = s.events.user
+	}
 	if len(inputs) > 0 {
 		if len(inputs) != len(s.inputs) {
 			return fmt.Errorf("%w: got %d inputs, the graph has %d Input nodes", ErrInputSize, len(inputs), len(s.inputs))
@@ -330,6 +352,8 @@ func (s *Simulator) Step(inputs ...[]float32) error {
 // the input for its spikes. A graph with other than one Input node, a
 // count other than the batch, or an index out of range or out of order
 // returns an error wrapping ErrInputSize and leaves the state untouched.
+// StepEvents does not write the buffer InputBuffer returns: a Step with
+// no arguments after it reads that buffer as it was.
 func (s *Simulator) StepEvents(events [][]int32) error {
 	if len(s.inputs) != 1 {
 		return fmt.Errorf("%w: StepEvents takes one Input node, the graph has %d", ErrInputSize, len(s.inputs))
@@ -350,12 +374,30 @@ func (s *Simulator) StepEvents(events [][]int32) error {
 			prev = i
 		}
 	}
+	ev := &s.events
+	if ev.buf == nil {
+		ev.buf, ev.user, ev.stale = make([]float32, len(n.out)), n.out, make([]bool, s.batch)
+	}
+	if &n.out[0] != &ev.buf[0] {
+		copy(ev.buf, n.out) // what idle slots hold
+		n.out = ev.buf
+		for slot := range ev.stale {
+			ev.stale[slot] = true
+		}
+	}
 	for slot, list := range events {
 		if s.idle(slot) {
 			continue
 		}
 		x := n.out[slot*n.n : (slot+1)*n.n]
-		clear(x)
+		if ev.stale[slot] {
+			clear(x)
+			ev.stale[slot] = false
+		} else {
+			for _, i := range n.active[slot] {
+				x[i] = 0
+			}
+		}
 		for _, i := range list {
 			x[i] = 1
 		}

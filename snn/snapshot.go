@@ -168,6 +168,9 @@ func (s *Simulator) loadSlot(slot int, state []byte) error {
 		return fmt.Errorf("%w: it does not start with the slot-state header", ErrSlotState)
 	}
 	l := s.layout()
+	if s.events.stale != nil {
+		s.events.stale[slot] = true
+	}
 	if fp := r.u64(); r.err == nil && fp != l.fingerprint {
 		return fmt.Errorf("%w: it was saved from another network (fingerprint %016x, this one %016x)", ErrSlotState, fp, l.fingerprint)
 	}
