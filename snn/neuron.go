@@ -85,7 +85,8 @@ type neuronOp struct {
 	frozen []uint64
 	stale  []bool
 
-	cand []int32 // scratch of the fused step: the neurons with th < u
+	cands [][]int32 // scratch of the fused step, a part's: the neurons with th < u
+	job   denseJob  // the fused step's slot ranges (Simulator.stepSlots)
 
 	// chain holds the two leaky integrators this node's fused step also
 	// updates (fuseChains), late those read through a delayed edge, whose
@@ -305,21 +306,37 @@ func (op *neuronOp) fusable(sn *simNode) bool {
 // stepFused is step for a fusable node: the input sum, the update and the
 // threshold test in one pass (lifUpdate), with the same results.
 func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
+	if op.cands == nil {
+		op.cands = make([][]int32, s.parts())
+		for part := range op.cands {
+			op.cands[part] = make([]int32, op.n)
+		}
+	}
+	// A neuron's update costs about as much as a few multiply-adds.
+	s.stepSlots(op, sn, &op.job, 4*op.n*s.activeSlots(), c)
+	op.count(s, sn, c)
+	for _, l := range op.chain {
+		if l != nil {
+			l.op.(*neuronOp).count(s, l, c)
+		}
+	}
+}
+
+// stepSlots is stepFused's update of slots lo:hi.
+func (op *neuronOp) stepSlots(s *Simulator, sn *simNode, lo, hi, part int, c *Counters) {
 	n := op.n
 	x1 := sn.srcs[0].buf(sn)
 	var x2 []float32
 	if len(sn.srcs) == 2 {
 		x2 = sn.srcs[1].buf(sn)
 	}
-	if op.cand == nil {
-		op.cand = make([]int32, n)
-	}
-	for slot := 0; slot < sn.batch; slot++ {
+	cand := op.cands[part]
+	for slot := lo; slot < hi; slot++ {
 		if s.idle(slot) {
 			continue
 		}
-		lo, hi := slot*n, (slot+1)*n
-		u := op.u[lo:hi]
+		a, z := slot*n, (slot+1)*n
+		u := op.u[a:z]
 		frozen := op.frozenOf(slot)
 		if op.stale != nil && op.stale[slot] {
 			op.restoreHeld(slot, u)
@@ -327,22 +344,22 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 		}
 		var b []float32
 		if x2 != nil {
-			b = x2[lo:hi]
+			b = x2[a:z]
 		}
 		l1, l2 := op.chain[0], op.chain[1]
 		owed := op.owed != nil && op.owed[slot]
-		var k int // the candidates to fire, in op.cand
+		var k int // the candidates to fire, in cand
 		switch {
 		case l1 != nil && (owed || !op.late[0]) && (owed || !op.late[1]):
 			o1, o2 := l1.op.(*neuronOp), l2.op.(*neuronOp)
 			in1, in2 := l1.srcs[0].buf(l1), l2.srcs[0].buf(l2)
 			k = lifChain(o1.ua, o1.uc, o2.ua, o2.uc, op.ua, op.uc, op.uth,
-				x1[lo:hi], in1[lo:hi], b, in2[lo:hi], u, frozen, op.cand)
+				x1[a:z], in1[a:z], b, in2[a:z], u, frozen, cand)
 		case l1 != nil: // the late ones were settled since the last step
 			op.integrate(slot, false)
 			fallthrough
 		default:
-			k = lifUpdate(op.ua, op.uc, op.uth, u, x1[lo:hi], b, frozen, op.cand)
+			k = lifUpdate(op.ua, op.uc, op.uth, u, x1[a:z], b, frozen, cand)
 		}
 		if op.owed != nil {
 			op.owed[slot] = true // this step's late updates, paid at the next
@@ -350,13 +367,7 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 		if op.refList != nil {
 			op.release(slot)
 		}
-		c.Spikes += int64(op.fire(sn, slot, u, op.cand[:k]))
-	}
-	op.count(s, sn, c)
-	for _, l := range op.chain {
-		if l != nil {
-			l.op.(*neuronOp).count(s, l, c)
-		}
+		c.Spikes += int64(op.fire(sn, slot, u, cand[:k]))
 	}
 }
 

@@ -511,6 +511,7 @@ type convOp struct {
 	// biasMap is the bias at every output (outC × outSp), what each step
 	// starts from: one copy instead of a fill per channel.
 	biasMap []float32
+	job     denseJob // the step's slot ranges (Simulator.stepSlots)
 }
 
 type convTap struct{ k, opos int32 }
@@ -561,7 +562,27 @@ func newConvOp(w *Tensor, bias []float32, in []int, stride, pad, dil [2]int, gro
 
 func (op *convOp) step(s *Simulator, sn *simNode, c *Counters) {
 	nin := op.inC * op.inSp
-	for slot := 0; slot < sn.batch; slot++ {
+	active := 0 // the inputs to scatter, over the slots
+	for _, src := range sn.srcs {
+		for slot := 0; slot < sn.batch; slot++ {
+			if s.idle(slot) {
+				continue
+			}
+			list, ok := s.eventList(src, sn, slot) // scanned here, read in stepSlots
+			if !ok {
+				active += nin
+				continue
+			}
+			active += len(list)
+		}
+	}
+	s.stepSlots(op, sn, &op.job, active*op.ksz*op.ocPer, c)
+}
+
+// stepSlots is step for slots lo:hi.
+func (op *convOp) stepSlots(s *Simulator, sn *simNode, lo, hi, _ int, c *Counters) {
+	nin := op.inC * op.inSp
+	for slot := lo; slot < hi; slot++ {
 		if s.idle(slot) {
 			continue
 		}

@@ -40,12 +40,28 @@ type pool struct {
 const spinFor = 100 * time.Microsecond
 
 // denseTask is one column range of a dense product over op.dense's slots
-// or, with events, the event-driven products of op.evSlots[c0:c1].
+// or, with events, the event-driven products of op.evSlots[c0:c1]; or,
+// with slots, the step of slots c0:c1 of node sn, as part part of the
+// step, which adds what it cost to c.
 type denseTask struct {
 	op     *linearOp
 	xs, ys []float32
 	c0, c1 int
 	events bool
+	slots  slotStepper
+	sim    *Simulator
+	sn     *simNode
+	part   int
+	c      Counters
+}
+
+// slotStepper is an operator whose step can run a range of batch slots
+// apart from the others: stepSlots steps slots lo:hi of sn and adds what
+// they cost to c. Ranges run at once on the pool's goroutines, so it
+// writes only those slots' state, and its scratch is the part's own
+// (part 0 is the stepping goroutine's; there are Simulator.parts()).
+type slotStepper interface {
+	stepSlots(s *Simulator, sn *simNode, lo, hi, part int, c *Counters)
 }
 
 // denseJob is the column ranges of one product. Each linearOp reuses its
@@ -72,7 +88,9 @@ func (j *denseJob) work() {
 			continue
 		}
 		t := &j.tasks[i]
-		if t.events {
+		if t.slots != nil {
+			t.slots.stepSlots(t.sim, t.sn, t.c0, t.c1, t.part, &t.c)
+		} else if t.events {
 			t.op.eventRange(t.xs, t.ys, t.c0, t.c1)
 		} else {
 			t.op.denseRange(t.xs, t.ys, t.c0, t.c1)
@@ -135,6 +153,52 @@ func (p *pool) run(j *denseJob, own func()) {
 	for int(j.done.Load()) != len(j.tasks) {
 		runtime.Gosched()
 	}
+}
+
+// stepSlots runs st's step of sn's slots, shared in ranges of about
+// as many active slots among the pool's goroutines when it has some and
+// the step costs about work ≥ parallelMin multiply-adds. j is st's own
+// job. Any event lists the step reads must be scanned before (eventList).
+func (s *Simulator) stepSlots(st slotStepper, sn *simNode, j *denseJob, work int, c *Counters) {
+	parts := 1
+	if s.pool != nil && work >= parallelMin {
+		parts = min(s.parts(), s.activeSlots())
+	}
+	if parts <= 1 {
+		st.stepSlots(s, sn, 0, sn.batch, 0, c)
+		return
+	}
+	j.reset()
+	j.tasks = j.tasks[:0]
+	own, lo, seen, part := 0, 0, 0, 1
+	for slot := 0; slot < sn.batch; slot++ {
+		if s.idle(slot) {
+			continue
+		}
+		seen++
+		if seen*parts < part*s.activeSlots() {
+			continue
+		}
+		if part == 1 {
+			own = slot + 1
+		} else {
+			j.tasks = append(j.tasks, denseTask{slots: st, sim: s, sn: sn, c0: lo, c1: slot + 1, part: part - 1})
+		}
+		lo, part = slot+1, part+1
+	}
+	s.pool.run(j, func() { st.stepSlots(s, sn, 0, own, 0, c) })
+	for i := range j.tasks {
+		*c = c.Add(j.tasks[i].c)
+		j.tasks[i].c = Counters{}
+	}
+}
+
+// parts is the number of goroutines a step can share slots among.
+func (s *Simulator) parts() int {
+	if s.pool == nil {
+		return 1
+	}
+	return s.pool.n + 1
 }
 
 func (p *pool) close() { p.once.Do(func() { close(p.jobs) }) }
