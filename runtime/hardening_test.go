@@ -457,20 +457,27 @@ func FuzzUnraster(f *testing.F) {
 		if steps < 1 || n < 1 || n > 1<<20 {
 			return
 		}
-		ts, is, bad := unraster(r, steps, n)
+		runs, is, bad := unraster(r, steps, n)
 		if bad != "" {
 			return
 		}
 		again := make([]byte, len(r))
-		for k := range ts {
-			if ts[k] < 0 || ts[k] >= steps || is[k] < 0 || int(is[k]) >= n {
-				t.Fatalf("spike %d at step %d on input %d, outside %d steps of %d", k, ts[k], is[k], steps, n)
+		start := 0
+		for k, run := range runs {
+			if run.t < 0 || run.t >= steps || (k > 0 && run.t <= runs[k-1].t) || run.end <= start || run.end > len(is) {
+				t.Fatalf("run %d: step %d ending at %d, after %d, of %d spikes in %d steps", k, run.t, run.end, start, len(is), steps)
 			}
-			if k > 0 && (ts[k] < ts[k-1] || ts[k] == ts[k-1] && is[k] <= is[k-1]) {
-				t.Fatalf("spike %d out of order", k)
+			for j := start; j < run.end; j++ {
+				if is[j] < 0 || int(is[j]) >= n || (j > start && is[j] <= is[j-1]) {
+					t.Fatalf("spike %d on input %d: outside %d inputs or out of order", j, is[j], n)
+				}
+				bit := run.t*n + int(is[j])
+				again[bit/8] |= 1 << (bit % 8)
 			}
-			bit := ts[k]*n + int(is[k])
-			again[bit/8] |= 1 << (bit % 8)
+			start = run.end
+		}
+		if start != len(is) {
+			t.Fatalf("the runs end at %d of %d spikes", start, len(is))
 		}
 		if !slices.Equal(again, r) {
 			t.Fatalf("the spikes set %x, the raster was %x", again, r)

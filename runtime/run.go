@@ -264,10 +264,11 @@ type sample struct {
 	vector []float32
 	matrix [][]float32
 	// An event sample's spikes, sorted by step and then input, each once:
-	// input is[k] at step ts[k].
-	ts       []int
+	// the inputs is, and for each step that has spikes, in order, the step
+	// and where its inputs end in is.
 	is       []int32
-	next     int // next event
+	runs     []stepRun
+	next     int // the next step's run
 	rate     bool
 	rng      *rand.Rand
 	spiking  bool
@@ -354,7 +355,7 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 				return nil, bad("give events or a raster, not both")
 			}
 			var err string
-			if s.ts, s.is, err = unraster(x.Raster, s.steps, n); err != "" {
+			if s.runs, s.is, err = unraster(x.Raster, s.steps, n); err != "" {
 				return nil, bad("%s", err)
 			}
 			break
@@ -377,16 +378,20 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 			ev = slices.Clone(ev)
 			sortEvents(ev)
 		}
-		ts, is := make([]int, len(ev)), make([]int32, len(ev))
+		is := make([]int32, len(ev))
 		k := 0
 		for j, e := range ev {
 			if j > 0 && e == ev[j-1] {
 				continue // the same spike twice
 			}
-			ts[k], is[k] = e.T, int32(e.I)
+			if j == 0 || e.T != ev[j-1].T {
+				s.runs = append(s.runs, stepRun{e.T, k})
+			}
+			is[k] = int32(e.I)
 			k++
+			s.runs[len(s.runs)-1].end = k
 		}
-		s.ts, s.is = ts[:k], is[:k]
+		s.is = is[:k]
 	}
 	if s.steps < 1 {
 		return nil, bad("the network has no timesteps per sample; give timesteps")
@@ -395,10 +400,10 @@ func (d *Deployment) newSample(ctx context.Context, req *RunRequest, k, n, m int
 	return s, nil
 }
 
-// unraster reads a Sample's Raster of steps rows of n inputs into the
-// steps and inputs of its spikes, in order; a bad raster is named in
-// the text returned.
-func unraster(r []byte, steps, n int) (ts []int, is []int32, bad string) {
+// unraster reads a Sample's Raster of steps rows of n inputs into its
+// spikes, in order: their inputs, and the steps that have spikes with
+// where each one's end in is. A bad raster is named in the text returned.
+func unraster(r []byte, steps, n int) (runs []stepRun, is []int32, bad string) {
 	if n > 0 && steps > math.MaxInt/8/n {
 		return nil, nil, fmt.Sprintf("%d timesteps of %d inputs are too many for a raster", steps, n)
 	}
@@ -413,15 +418,23 @@ func unraster(r []byte, steps, n int) (ts []int, is []int32, bad string) {
 	for _, b := range r {
 		spikes += bits.OnesCount8(b)
 	}
-	ts, is = make([]int, 0, spikes), make([]int32, 0, spikes)
+	is = make([]int32, 0, spikes)
 	for j, b := range r {
 		for ; b != 0; b &= b - 1 {
 			k := 8*j + bits.TrailingZeros8(b)
-			ts, is = append(ts, k/n), append(is, int32(k%n))
+			if t := k / n; len(runs) == 0 || runs[len(runs)-1].t != t {
+				runs = append(runs, stepRun{t, len(is)})
+			}
+			is = append(is, int32(k%n))
+			runs[len(runs)-1].end = len(is)
 		}
 	}
-	return ts, is, ""
+	return runs, is, ""
 }
+
+// stepRun is a step that has spikes, and where they end in the
+// sample's inputs.
+type stepRun struct{ t, end int }
 
 // sortEvents orders events by step and, within a step, by input, in
 // O(n log n); events usually come sorted, and are then left alone.
@@ -465,10 +478,15 @@ func (s *sample) input(x []float32) {
 // firing returns the inputs that spike at an event sample's current
 // step, in increasing order and each once, and moves past them.
 func (s *sample) firing() []int32 {
-	lo := s.next
-	k, _ := slices.BinarySearch(s.ts[lo:], s.t+1) // the first spike after this step
-	s.next = lo + k
-	return s.is[lo:s.next]
+	lo := 0
+	if s.next > 0 {
+		lo = s.runs[s.next-1].end
+	}
+	if s.next == len(s.runs) || s.runs[s.next].t != s.t {
+		return s.is[lo:lo]
+	}
+	s.next++
+	return s.is[lo:s.runs[s.next-1].end]
 }
 
 // isEvents reports whether the sample is given as events.
