@@ -312,8 +312,12 @@ func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
 			op.cands[part] = make([]int32, op.n)
 		}
 	}
-	// A neuron's update costs about as much as a few multiply-adds.
-	s.stepSlots(op, sn, &op.job, 4*op.n*s.activeSlots(), c)
+	if s.pool == nil {
+		op.stepSlots(s, sn, 0, sn.batch, 0, c)
+	} else {
+		// A neuron's update costs about as much as a few multiply-adds.
+		s.stepSlots(op, sn, &op.job, 4*op.n*s.activeSlots(), c)
+	}
 	op.count(s, sn, c)
 	for _, l := range op.chain {
 		if l != nil {
