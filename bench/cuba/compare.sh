@@ -21,6 +21,8 @@
 #   PYTHON                   interpreter with Brian2 (default /usr/bin/python3)
 #   CUBA_CPU                 core to pin to with taskset (default 0)
 #   CUBA_REPEAT              runs of each side (default 5); the medians are compared
+#   CUBA_SETTLE              seconds to wait before each run (default 2), so that
+#                            the writes of Brian2's build before have settled
 set -euo pipefail
 
 S=${1:-10}
@@ -43,6 +45,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/cuba_compare.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 REPEAT=${CUBA_REPEAT:-5}
+SETTLE=${CUBA_SETTLE:-2}
 [[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || die "CUBA_REPEAT must be a positive integer, got $REPEAT"
 
 if [[ "$ONLY" != "brian2" ]]; then
@@ -65,11 +68,13 @@ EOF
 
 for ((i = 0; i < REPEAT; i++)); do
   if [[ "$ONLY" != "brian2" ]]; then
+    sleep "$SETTLE"
     out=$(GOMAXPROCS=1 "${PIN[@]}" "$TMP/cuba" -seconds "$S") || die "the Go program failed"
     printf '%s\n' "$out" | grep '^{' | tail -n 1 >>"$TMP/neuro.jsonl"
   fi
   if [[ "$ONLY" != "neuro" ]]; then
     LOG="$TMP/brian2.log"
+    sleep "$SETTLE"
     OMP_NUM_THREADS=1 "${PIN[@]}" "$PY" "$HERE/brian2_cuba.py" --seconds "$S" 2>"$LOG" | grep '^{' | tail -n 1 >>"$TMP/brian2.jsonl" || {
       tail -n 30 "$LOG" >&2
       die "brian2_cuba.py failed"
