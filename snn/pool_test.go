@@ -137,6 +137,16 @@ func TestWorkersShareSlots(t *testing.T) {
 					out = append(out, sim.NodeOutput(name)...)
 				}
 			}
+			step := func() {
+				if len(sim.inputs) == 0 {
+					sim.Step()
+				} else {
+					sim.StepEvents(lists)
+				}
+			}
+			if a := testing.AllocsPerRun(5, step); a != 0 {
+				t.Fatalf("%s: workers %d: %v allocations per step", tc.name, workers, a)
+			}
 			if workers > 1 {
 				var tasks int
 				switch op := sim.byName[tc.shared].op.(type) {
