@@ -85,8 +85,10 @@ type neuronOp struct {
 	frozen []uint64
 	stale  []bool
 
-	cands [][]int32 // scratch of the fused step, a part's: the neurons with th < u
-	job   denseJob  // the fused step's slot ranges (Simulator.stepSlots)
+	onePass bool      // this step is stepFused
+	x       []float32 // this step's summed input, when not onePass
+	cands   [][]int32 // scratch of the fused step, a part's: the neurons with th < u
+	job     denseJob  // the step's slot ranges (Simulator.stepSlots)
 
 	// chain holds the two leaky integrators this node's fused step also
 	// updates (fuseChains), late those read through a delayed edge, whose
@@ -239,26 +241,52 @@ func (op *neuronOp) reset(sn *simNode, slot int) {
 }
 
 func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
-	if op.chain[0] != nil || (isa != isaGo && op.fusable(sn)) {
-		op.stepFused(s, sn, c)
+	op.onePass = op.chain[0] != nil || (isa != isaGo && op.fusable(sn))
+	if op.onePass && op.cands == nil {
+		op.cands = make([][]int32, s.parts())
+		for part := range op.cands {
+			op.cands[part] = make([]int32, op.n)
+		}
+	}
+	if !op.onePass {
+		op.x = sn.gatherInput()
+	}
+	if s.pool == nil {
+		op.stepSlots(s, sn, 0, sn.batch, 0, c)
+	} else {
+		// A neuron's update costs about as much as a few multiply-adds.
+		s.stepSlots(op, sn, &op.job, 4*op.n*s.activeSlots(), c)
+	}
+	op.count(s, sn, c)
+	for _, l := range op.chain {
+		if l != nil {
+			l.op.(*neuronOp).count(s, l, c)
+		}
+	}
+}
+
+// stepSlots is step for slots lo:hi: the fused update (stepFused) or the
+// separate passes over op.x, the summed input.
+func (op *neuronOp) stepSlots(s *Simulator, sn *simNode, lo, hi, part int, c *Counters) {
+	if op.onePass {
+		op.stepFused(s, sn, lo, hi, part, c)
 		return
 	}
-	x := sn.gatherInput()
 	n := op.n
-	for slot := 0; slot < sn.batch; slot++ {
+	for slot := lo; slot < hi; slot++ {
 		if s.idle(slot) {
 			continue
 		}
-		lo, hi := slot*n, (slot+1)*n
-		u, xs := op.u[lo:hi], x[lo:hi]
+		a, z := slot*n, (slot+1)*n
+		u, xs := op.u[a:z], op.x[a:z]
 		switch {
 		case op.mode == modeCuba && op.uniform:
-			syn := op.syn[lo:hi]
+			syn := op.syn[a:z]
 			axpy(op.uwj, xs, syn)
 			axpby(op.ua, u, op.up, syn)
 			scal(op.uas, syn)
 		case op.mode == modeCuba:
-			syn := op.syn[lo:hi]
+			syn := op.syn[a:z]
 			for i := range u {
 				j := syn[i] + op.wj[i]*xs[i]
 				u[i] = op.a[i]*u[i] + op.p[i]*j
@@ -278,13 +306,12 @@ func (op *neuronOp) step(s *Simulator, sn *simNode, c *Counters) {
 		if op.spiking {
 			c.Spikes += int64(op.fire(sn, slot, u, nil))
 		} else if !op.leakFree {
-			out := sn.out[lo:hi]
+			out := sn.out[a:z]
 			for i, ui := range u {
 				out[i] = ui + op.vleak[i]
 			}
 		}
 	}
-	op.count(s, sn, c)
 }
 
 func (op *neuronOp) count(s *Simulator, sn *simNode, c *Counters) {
@@ -303,31 +330,10 @@ func (op *neuronOp) fusable(sn *simNode) bool {
 	return op.spiking && op.uniform && op.mode != modeCuba && len(sn.srcs) >= 1 && len(sn.srcs) <= 2
 }
 
-// stepFused is step for a fusable node: the input sum, the update and the
-// threshold test in one pass (lifUpdate), with the same results.
-func (op *neuronOp) stepFused(s *Simulator, sn *simNode, c *Counters) {
-	if op.cands == nil {
-		op.cands = make([][]int32, s.parts())
-		for part := range op.cands {
-			op.cands[part] = make([]int32, op.n)
-		}
-	}
-	if s.pool == nil {
-		op.stepSlots(s, sn, 0, sn.batch, 0, c)
-	} else {
-		// A neuron's update costs about as much as a few multiply-adds.
-		s.stepSlots(op, sn, &op.job, 4*op.n*s.activeSlots(), c)
-	}
-	op.count(s, sn, c)
-	for _, l := range op.chain {
-		if l != nil {
-			l.op.(*neuronOp).count(s, l, c)
-		}
-	}
-}
-
-// stepSlots is stepFused's update of slots lo:hi.
-func (op *neuronOp) stepSlots(s *Simulator, sn *simNode, lo, hi, part int, c *Counters) {
+// stepFused is step for slots lo:hi of a fusable node: the input sum,
+// the update and the threshold test in one pass (lifUpdate or lifChain),
+// with the same results; cands[part] holds the candidates to fire.
+func (op *neuronOp) stepFused(s *Simulator, sn *simNode, lo, hi, part int, c *Counters) {
 	n := op.n
 	x1 := sn.srcs[0].buf(sn)
 	var x2 []float32

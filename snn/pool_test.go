@@ -68,7 +68,7 @@ func TestWorkersSameResult(t *testing.T) {
 }
 
 // The slots of a large step are shared among the workers (a convolution
-// and the fused neuron step, CUBA's chain among them), with the results
+// and a neuron node's step, CUBA's fused chain among them), with the results
 // of one worker bit for bit, idle slots and refractory holds included.
 func TestWorkersShareSlots(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
