@@ -189,7 +189,6 @@ func (s *Simulator) stepSlots(st slotStepper, sn *simNode, j *denseJob, work int
 	s.pool.run(j, func() { st.stepSlots(s, sn, 0, own, 0, c) })
 	for i := range j.tasks {
 		*c = c.Add(j.tasks[i].c)
-		j.tasks[i].c = Counters{}
 	}
 }
 
