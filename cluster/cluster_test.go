@@ -764,8 +764,68 @@ func TestCluster(t *testing.T) {
 		})
 	})
 
+	t.Run("a dropped copy stops after the calls it accepted", func(t *testing.T) {
+		var host, entry *testNode
+		for _, n := range tc.nodes {
+			switch {
+			case n.dead:
+			case host == nil:
+				host = n
+			default:
+				entry = n
+			}
+		}
+		if _, err := entry.node.CreateDeployment(ctx, runtime.DeploymentSpec{ID: "drop.1", Model: netID, Device: "cpu", Node: host.name, Owner: owner}, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		defer entry.node.Undeploy("drop.1", owner)
+		// A call accepted a moment ago has not reached the runtime yet:
+		// undeploying now would answer it "not found".
+		release := cluster.HoldCall(host.node, "drop.1")
+		cluster.Drop(host.node, "drop.1")
+		time.Sleep(100 * time.Millisecond)
+		if _, err := host.rt.Deployment("drop.1"); err != nil {
+			release()
+			t.Fatalf("undeployed with a call accepted: %v", err)
+		}
+		release()
+		eventually(t, 2*time.Second, "the copy undeployed once its call ended", func() error {
+			if _, err := host.rt.Deployment("drop.1"); err == nil {
+				return errors.New("still deployed")
+			}
+			return nil
+		})
+		// Pinned to host, the deployment comes back there once its lease
+		// lapses; calls meanwhile wait for it.
+		eventually(t, 10*time.Second, "drop.1 runs again", func() error {
+			_, err := entry.node.Run(ctx, digitsRun("drop.1"))
+			return err
+		})
+	})
+
 	t.Run("a leaving node hands over without a failed call", func(t *testing.T) {
-		info, _ := tc.nodes["d"].node.DeploymentInfo("digits.1")
+		// Every node agrees where digits.1 runs before one leaves: a node
+		// that was cut off last catches up with the leases first.
+		var info runtime.DeploymentInfo
+		eventually(t, 10*time.Second, "every node reports digits.1 ready on one node", func() error {
+			var err error
+			if info, err = tc.nodes["d"].node.DeploymentInfo("digits.1"); err != nil {
+				return err
+			}
+			for _, n := range tc.nodes {
+				if n.dead {
+					continue
+				}
+				got, err := n.node.DeploymentInfo("digits.1")
+				if err == nil && (got.Node != info.Node || got.Status != runtime.StatusReady) {
+					err = fmt.Errorf("%s reports it on %q (%s), d on %q (%s)", n.name, got.Node, got.Status, info.Node, info.Status)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		leaver := tc.nodes[info.Node]
 		var entry *testNode
 		for _, n := range tc.nodes {
@@ -801,6 +861,9 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("handed over in %v", time.Since(start).Round(time.Millisecond))
+		if got, err := leaver.node.DeploymentInfo("digits.1"); err != nil || got.Node == leaver.name || got.Status != runtime.StatusReady {
+			t.Fatalf("Leave returned with digits.1 on %q (%s), %v: not yet ready elsewhere", got.Node, got.Status, err)
+		}
 		time.Sleep(100 * time.Millisecond)
 		close(stop)
 		// What another node reports comes from its watch of the leases.

@@ -43,3 +43,21 @@ func QueueRecords(n *Node, recs []runtime.Record) {
 
 // TelemetryStream is the name of the stream n writes its records to.
 func TelemetryStream(n *Node) string { return n.bucket("telemetry") }
+
+// HoldCall counts a call to deployment id as accepted on n, as serve does
+// before the call reaches the runtime; release ends it.
+func HoldCall(n *Node, id string) (release func()) {
+	n.mu.Lock()
+	n.serving[id]++
+	n.mu.Unlock()
+	return func() {
+		n.mu.Lock()
+		if n.serving[id]--; n.serving[id] == 0 {
+			delete(n.serving, id)
+		}
+		n.mu.Unlock()
+	}
+}
+
+// Drop stops n's copy of deployment id, as when its lease is lost.
+func Drop(n *Node, id string) { n.drop(id, "a test drops it") }

@@ -96,32 +96,76 @@ func (n *Node) pendingHandovers() []string {
 	return out
 }
 
-// stopHanded stops the deployments handed over, after their running
-// requests.
+// stopHanded stops the deployments handed over, each after the calls
+// it accepted have ended, waiting for that at most catchUpWait.
 func (n *Node) stopHanded() {
 	n.mu.Lock()
 	handing := n.handing
 	n.handing = map[string]owned{}
 	n.mu.Unlock()
+	var stopped []<-chan struct{}
 	for id, ow := range handing {
-		// Off its subject first: a call that still arrives is answered
-		// "gone" and tried again on the new holder.
-		n.mu.Lock()
-		if sub, ok := n.subs[id]; ok {
-			sub.Unsubscribe()
-			delete(n.subs, id)
+		stopped = append(stopped, n.retire(id, ow.spec.Owner))
+	}
+	deadline := time.NewTimer(catchUpWait)
+	defer deadline.Stop()
+	for _, done := range stopped {
+		select {
+		case <-done:
+		case <-deadline.C:
+			return
 		}
+	}
+}
+
+// retire stops this node's copy of a deployment without failing a call
+// routed to it. The copy leaves its subject, and a call that still
+// arrives is answered "gone" (its node tries the one that holds the
+// deployment now). The copy is undeployed once the calls it accepted
+// have ended, or when the node closes; the channel returned closes then.
+// Until it does, the node does not claim the deployment again.
+func (n *Node) retire(id, owner string) <-chan struct{} {
+	n.mu.Lock()
+	if done, ok := n.stopping[id]; ok {
 		n.mu.Unlock()
-		// The calls it accepted run to their end first.
-		for deadline := time.Now().Add(catchUpWait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			n.mu.Lock()
-			busy := n.serving[id] > 0
-			n.mu.Unlock()
-			if !busy {
-				break
+		return done
+	}
+	done := make(chan struct{})
+	n.stopping[id] = done
+	if sub, ok := n.subs[id]; ok {
+		sub.Unsubscribe()
+		delete(n.subs, id)
+	}
+	busy := n.serving[id] > 0
+	n.mu.Unlock()
+	finish := func() {
+		n.rt.Undeploy(id, owner)
+		n.mu.Lock()
+		delete(n.stopping, id)
+		n.mu.Unlock()
+		close(done)
+	}
+	if !busy {
+		finish()
+		return done
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for busy {
+			select {
+			case <-n.ctx.Done():
+				busy = false
+			case <-t.C:
+				n.mu.Lock()
+				busy = n.serving[id] > 0
+				n.mu.Unlock()
 			}
 		}
-		n.rt.Undeploy(id, ow.spec.Owner)
-	}
-	n.syncSubscriptions()
+		finish()
+		n.poke()
+	}()
+	return done
 }

@@ -150,6 +150,7 @@ type Node struct {
 	failReads   atomic.Pointer[error]         // tests: settleConflict's reads of a lease fail with this
 	handing     map[string]owned              // handed over, served until the new holder is ready (leave.go)
 	serving     map[string]int                // calls accepted per deployment, not yet finished
+	stopping    map[string]chan struct{}      // copies retiring once their calls end; closed when undeployed (leave.go)
 	owned       map[string]*owned             // deployments this node runs for the cluster
 	subs        map[string]*nats.Subscription // the deployments this node serves
 	watchers    []*watcher
@@ -218,7 +219,7 @@ func Join(ctx context.Context, nc *nats.Conn, rt *runtime.Runtime, opts *Options
 	n := &Node{o: o, log: log.With("node", o.Name), rt: rt, nc: nc, js: js,
 		tel: runtime.NewTelemetry(0, nil), kick: make(chan struct{}, 1), telq: make(chan runtime.Record, 4096), telStop: make(chan struct{}),
 		specs: map[string]spec{}, leaseOf: map[string]leaseEntry{}, netOf: map[string]netMeta{},
-		memberOf: map[string]member{}, aliveSeen: map[string]aliveEntry{}, goneAt: map[string]time.Time{}, serving: map[string]int{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
+		memberOf: map[string]member{}, aliveSeen: map[string]aliveEntry{}, goneAt: map[string]time.Time{}, serving: map[string]int{}, stopping: map[string]chan struct{}{}, owned: map[string]*owned{}, subs: map[string]*nats.Subscription{}}
 	if err := n.open(ctx); err != nil {
 		return nil, err
 	}

@@ -88,6 +88,10 @@ func (n *Node) reconcile() {
 	for id, l := range leases {
 		gone[id] = n.goneSince(l)
 	}
+	retiring := map[string]bool{}
+	for id := range n.stopping {
+		retiring[id] = true
+	}
 	leaving := n.leaving
 	n.mu.Unlock()
 
@@ -97,7 +101,7 @@ func (n *Node) reconcile() {
 		l, leased := leases[s.ID]
 		if ow, ok := mine[s.ID]; ok {
 			if leased && l.Node != n.o.Name && l.rev > ow.rev {
-				n.drop(s.ID, "another node holds its lease now: "+l.Node)
+				n.taken(s.ID, ow, leaving, l.Node)
 				continue
 			}
 			n.renew(s.ID, ow)
@@ -107,7 +111,8 @@ func (n *Node) reconcile() {
 		// holder's connection is gone (presence.go), or when its holder
 		// is leaving and hands it over.
 		lapsed := !leased || now.Sub(l.seen) > n.o.LeaseTTL || gone[s.ID] || l.Handover && l.Node != n.o.Name
-		if !lapsed || leaving || !n.canRun(s) {
+		// A copy still retiring here goes before another is claimed.
+		if !lapsed || leaving || retiring[s.ID] || !n.canRun(s) {
 			continue
 		}
 		if wait := time.Duration(len(mine)) * claimStagger; !leased && now.Sub(s.Created) < wait {
@@ -250,11 +255,18 @@ func (n *Node) settleConflict(id string, ow owned, leaving bool) {
 		n.mu.Unlock()
 		return
 	}
+	n.taken(id, ow, leaving, l.Node)
+}
+
+// taken acts on another node's holding a lease this node held: a leaving
+// node serves its copy until the new one is ready (leave.go), any other
+// stops it.
+func (n *Node) taken(id string, ow owned, leaving bool, holder string) {
 	if leaving && ow.spec.Node != n.o.Name {
 		n.handedOver(id)
 		return
 	}
-	n.drop(id, "its lease was taken by "+l.Node)
+	n.drop(id, "its lease was taken by "+holder)
 }
 
 // renewalDue reports whether a held lease must be written: what other
@@ -310,7 +322,7 @@ func (n *Node) drop(id, why string) {
 		return
 	}
 	n.log.Info("dropping a deployment", "deployment", id, "why", why)
-	n.rt.Undeploy(id, ow.spec.Owner)
+	n.retire(id, ow.spec.Owner)
 	if why == "deleted" {
 		ctx, cancel := n.opCtx()
 		defer cancel()

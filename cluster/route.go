@@ -211,7 +211,7 @@ func (n *Node) syncSubscriptions() {
 		}
 	}
 	for id := range ready {
-		if _, ok := n.subs[id]; ok {
+		if _, ok := n.subs[id]; ok || n.stopping[id] != nil {
 			continue
 		}
 		s, err := n.nc.QueueSubscribe(n.subject("dep", token(id)), "neuro", n.serve)
@@ -235,11 +235,13 @@ func (n *Node) serve(m *nats.Msg) {
 	id := c.deployment()
 	n.mu.Lock()
 	_, err := n.rt.Deployment(id)
-	if id != "" && err == nil {
-		n.serving[id]++ // stopHanded waits for it
+	_, retiring := n.stopping[id]
+	gone := id != "" && (err != nil || retiring)
+	if id != "" && !gone {
+		n.serving[id]++ // retire waits for it
 	}
 	n.mu.Unlock()
-	if id != "" && err != nil {
+	if gone {
 		// Handed over or dropped since the call was routed here.
 		b, _ := encode(&accept{Node: n.o.Name, Gone: true})
 		m.Respond(b)
