@@ -267,10 +267,11 @@ func (n *Node) DeploymentInfo(id string) (runtime.DeploymentInfo, error) {
 	s, ok := n.specs[id]
 	l, leased := n.leaseOf[id]
 	_, mine := n.owned[id]
+	_, retiring := n.stopping[id]
 	_, served := n.subs[id]
 	pinnedUp := n.up(s.Node)
 	n.mu.Unlock()
-	if !ok && mine {
+	if !ok && (mine || retiring) {
 		// Deleted in the cluster; this node's copy is finishing its work.
 		return runtime.DeploymentInfo{}, fmt.Errorf("%w: %q", runtime.ErrDeploymentNotFound, id)
 	}

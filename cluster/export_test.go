@@ -50,13 +50,7 @@ func HoldCall(n *Node, id string) (release func()) {
 	n.mu.Lock()
 	n.serving[id]++
 	n.mu.Unlock()
-	return func() {
-		n.mu.Lock()
-		if n.serving[id]--; n.serving[id] == 0 {
-			delete(n.serving, id)
-		}
-		n.mu.Unlock()
-	}
+	return func() { n.served(id) }
 }
 
 // Drop stops n's copy of deployment id, as when its lease is lost.

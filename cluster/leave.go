@@ -126,18 +126,38 @@ func (n *Node) stopHanded() {
 // Until it does, the node does not claim the deployment again.
 func (n *Node) retire(id, owner string) <-chan struct{} {
 	n.mu.Lock()
-	if done, ok := n.stopping[id]; ok {
-		n.mu.Unlock()
-		return done
+	done, first := n.retireLocked(id)
+	n.mu.Unlock()
+	if first {
+		n.finishRetire(id, owner, done)
 	}
-	done := make(chan struct{})
+	return done
+}
+
+// retireLocked marks a copy retiring and takes it off its subject, with
+// n.mu held. first is false when the copy was retiring already; when it
+// is true, the caller then calls finishRetire.
+func (n *Node) retireLocked(id string) (done chan struct{}, first bool) {
+	if done, ok := n.stopping[id]; ok {
+		return done, false
+	}
+	done = make(chan struct{})
 	n.stopping[id] = done
 	if sub, ok := n.subs[id]; ok {
 		sub.Unsubscribe()
 		delete(n.subs, id)
 	}
-	busy := n.serving[id] > 0
-	n.mu.Unlock()
+	return done, true
+}
+
+// finishRetire undeploys a retiring copy now when no call is counted on
+// it, else once the last one ends, on a goroutine of its own.
+func (n *Node) finishRetire(id, owner string, done chan struct{}) {
+	busy := func() bool {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return n.serving[id] > 0
+	}
 	finish := func() {
 		n.rt.Undeploy(id, owner)
 		n.mu.Lock()
@@ -145,27 +165,24 @@ func (n *Node) retire(id, owner string) <-chan struct{} {
 		n.mu.Unlock()
 		close(done)
 	}
-	if !busy {
+	if !busy() {
 		finish()
-		return done
+		return
 	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
-		for busy {
+		for busy() {
 			select {
 			case <-n.ctx.Done():
-				busy = false
+				finish()
+				return
 			case <-t.C:
-				n.mu.Lock()
-				busy = n.serving[id] > 0
-				n.mu.Unlock()
 			}
 		}
 		finish()
 		n.poke()
 	}()
-	return done
 }

@@ -317,12 +317,19 @@ func (n *Node) drop(id, why string) {
 	n.mu.Lock()
 	ow, ok := n.owned[id]
 	delete(n.owned, id)
+	var done chan struct{}
+	var first bool
+	if ok { // retiring from the moment it is no longer owned
+		done, first = n.retireLocked(id)
+	}
 	n.mu.Unlock()
 	if !ok {
 		return
 	}
 	n.log.Info("dropping a deployment", "deployment", id, "why", why)
-	n.retire(id, ow.spec.Owner)
+	if first {
+		n.finishRetire(id, ow.spec.Owner, done)
+	}
 	if why == "deleted" {
 		ctx, cancel := n.opCtx()
 		defer cancel()

@@ -20,34 +20,33 @@ const acceptTimeout = 5 * time.Second
 
 // route says where a request for a deployment (or, with id empty, for
 // a model) runs: here (the runtime then answers, errors included), or
-// on another node, through the subject returned.
-func (n *Node) route(id, model string) (subject string, remote bool) {
+// on another node, through the subject returned. A call that runs on
+// this node's copy of a cluster deployment counts as served until done
+// is called, so that the copy is not retired under it.
+func (n *Node) route(id, model string) (subject string, remote bool, done func()) {
 	n.waitReplay()
+	done = func() {}
 	if id != "" {
-		n.mu.Lock()
-		_, ok := n.specs[id]
-		n.mu.Unlock()
-		// A local copy still loading (this node takes it over) leaves the
-		// calls to the node that serves it now.
-		if d, err := n.rt.Deployment(id); err == nil && (d.Status() == runtime.StatusReady || !ok) {
-			return "", false
+		local, ok := n.holdLocal(id)
+		if local && ok {
+			done = func() { n.served(id) }
 		}
-		if !ok && n.catchUp(n.deps) { // created a moment ago on another node?
+		if !local && !ok && n.catchUp(n.deps) { // created a moment ago on another node?
 			n.mu.Lock()
 			_, ok = n.specs[id]
 			n.mu.Unlock()
 		}
-		if !ok {
-			return "", false
+		if local || !ok {
+			return "", false, done
 		}
-		return n.subject("dep", token(id)), true
+		return n.subject("dep", token(id)), true, done
 	}
 	if _, err := n.rt.DeploymentFor(model); err == nil {
-		return "", false
+		return "", false, done
 	}
 	m, err := n.rt.Model(model)
 	if err != nil {
-		return "", false
+		return "", false, done
 	}
 	best, load := "", 0
 	n.mu.Lock()
@@ -62,9 +61,36 @@ func (n *Node) route(id, model string) (subject string, remote bool) {
 	}
 	n.mu.Unlock()
 	if best == "" {
-		return "", false
+		return "", false, done
 	}
-	return n.subject("dep", token(best)), true
+	return n.subject("dep", token(best)), true, done
+}
+
+// holdLocal reports whether a call for deployment id runs on this
+// node's copy, and whether id is a cluster deployment (this node's view
+// of it). A copy still loading (this node takes it over) leaves the calls
+// to the node that serves it now, and a copy retiring leaves them to the
+// new holder. A call on a cluster deployment's copy is counted as served.
+func (n *Node) holdLocal(id string) (local, cluster bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, cluster = n.specs[id]
+	_, retiring := n.stopping[id]
+	d, err := n.rt.Deployment(id)
+	local = err == nil && !retiring && (d.Status() == runtime.StatusReady || !cluster)
+	if local && cluster {
+		n.serving[id]++
+	}
+	return local, cluster
+}
+
+// served ends a call counted on deployment id.
+func (n *Node) served(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.serving[id]--; n.serving[id] == 0 {
+		delete(n.serving, id)
+	}
 }
 
 // Generate runs a request here or on the node that serves its
@@ -72,7 +98,8 @@ func (n *Node) route(id, model string) (subject string, remote bool) {
 // stops answering ends the request with runtime.ErrDeviceUnavailable
 // after 3 heartbeats.
 func (n *Node) Generate(ctx context.Context, req *runtime.Request, fn func(runtime.Event) error) (*runtime.Result, error) {
-	subj, remote := n.route(req.Deployment, req.Model)
+	subj, remote, done := n.route(req.Deployment, req.Model)
+	defer done()
 	if !remote {
 		return n.rt.Generate(ctx, req, fn)
 	}
@@ -93,7 +120,8 @@ func (n *Node) Generate(ctx context.Context, req *runtime.Request, fn func(runti
 
 // Run runs samples on a network's deployment, here or where it runs.
 func (n *Node) Run(ctx context.Context, req *runtime.RunRequest) (*runtime.RunResult, error) {
-	subj, remote := n.route(req.Deployment, "")
+	subj, remote, done := n.route(req.Deployment, "")
+	defer done()
 	if !remote {
 		return n.rt.Run(ctx, req)
 	}
@@ -252,11 +280,7 @@ func (n *Node) serve(m *nats.Msg) {
 		defer n.wg.Done()
 		n.run(m, &c)
 		if id != "" {
-			n.mu.Lock()
-			if n.serving[id]--; n.serving[id] == 0 {
-				delete(n.serving, id)
-			}
-			n.mu.Unlock()
+			n.served(id)
 		}
 	}()
 }

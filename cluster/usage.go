@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -91,6 +92,15 @@ func (n *Node) changeUsage(ctx context.Context, kind, owner string, seed func() 
 		}
 		if !conflict(err) || attempt >= 20 {
 			return fmt.Errorf("cluster: recording %s's %s: %w", owner, kind, err)
+		}
+		// Another node changed the record since it was read, or the read
+		// came from a replica behind the stream's leader (a KV read may be
+		// answered by any replica): wait a moment, longer after each
+		// conflict, so that the next read finds the change.
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: recording %s's %s: %w", owner, kind, ctx.Err())
+		case <-time.After(time.Duration(1+rand.IntN(attempt+1)) * time.Millisecond):
 		}
 	}
 }
