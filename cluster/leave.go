@@ -174,15 +174,13 @@ func (n *Node) finishRetire(id, owner string, done chan struct{}) {
 		defer n.wg.Done()
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
-		for busy() {
+		for busy() && n.ctx.Err() == nil {
 			select {
 			case <-n.ctx.Done():
-				finish()
-				return
 			case <-t.C:
 			}
 		}
 		finish()
-		n.poke()
+		n.poke() // the deployment may be claimed here again
 	}()
 }
